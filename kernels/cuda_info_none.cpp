@@ -1,0 +1,14 @@
+// The CUDA entry points of a build without CUDA.
+#include "core/error.h"
+#include "cuda_info.h"
+
+namespace kvgate::kernels {
+
+bool cuda_built() { return false; }
+int cuda_device_count() { return 0; }
+std::string cuda_describe() { return "CUDA not built (configure with nvcc on the PATH, or -DKVGATE_CUDA=ON)"; }
+void axpy_cuda(float, const float*, float*, std::size_t) {
+  throw Error("--device cuda: this kvgate was built without CUDA; use --device cpu");
+}
+
+}  // namespace kvgate::kernels
