@@ -15,6 +15,6 @@ export OUT=${OUT:-/tmp/kvgate-out}
 mkdir -p "$OUT"
 export KVGATE_BUILD_DIR=${KVGATE_BUILD_DIR:-build-gpu}
 kvgate_device_build() {  # configure (once) and build with CUDA on
-  [[ -f $KVGATE_BUILD_DIR/CMakeCache.txt ]] || cmake -S . -B "$KVGATE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVGATE_CUDA=ON "$@"
+  [[ -f $KVGATE_BUILD_DIR/build.ninja ]] || cmake -S . -B "$KVGATE_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVGATE_CUDA=ON "$@"
   cmake --build "$KVGATE_BUILD_DIR" -j "$(nproc)"
 }
