@@ -1,12 +1,15 @@
 #include "graders.h"
 
 #include "core/error.h"
+#include "custom/custom_graders.h"
 
 namespace kvgate {
 
 const std::vector<GraderInfo>& graders() {
   // One line per grader, sorted by name.
   static const std::vector<GraderInfo> table = {
+      {"contains", grade_contains, "the target occurs in the response (case-insensitive by default)"},
+      {"exact", grade_exact, "the response equals the target, whitespace collapsed (case-insensitive by default)"},
   };
   return table;
 }
