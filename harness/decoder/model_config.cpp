@@ -52,12 +52,13 @@ double number_or(const FieldReader& f, const char* key, double fallback) {
 kernels::RopeParams parse_rope(const FieldReader& cfg, int head_dim, int max_pos) {
   json rp = json::object();
   std::string where = cfg.where();
-  if (cfg.has_value("rope_parameters")) {
-    rp = cfg.object("rope_parameters");
-    where += ": rope_parameters";
-  } else if (cfg.has_value("rope_scaling")) {
+  // transformers 5: `rope_scaling or rope_parameters` (a non-empty legacy rope_scaling wins).
+  if (cfg.has_value("rope_scaling") && !cfg.object("rope_scaling").empty()) {
     rp = cfg.object("rope_scaling");
     where += ": rope_scaling";
+  } else if (cfg.has_value("rope_parameters")) {
+    rp = cfg.object("rope_parameters");
+    where += ": rope_parameters";
   }
   const FieldReader r(rp, where);
   kernels::RopeParams p;
@@ -77,12 +78,12 @@ kernels::RopeParams parse_rope(const FieldReader& cfg, int head_dim, int max_pos
     if (!(v >= 1.0)) r.fail("factor", "must be at least 1, got " + std::to_string(v));
     return v;
   };
-  const auto original = [&](bool required) {
-    if (!r.has_value("original_max_position_embeddings")) {
-      if (required) r.fail("original_max_position_embeddings", "missing");
-      return max_pos;
-    }
-    return positive(r, "original_max_position_embeddings");
+  // standardize_rope_params: a top-level original_max_position_embeddings wins, then the rope
+  // dict's, then max_position_embeddings.
+  const auto original = [&] {
+    if (cfg.has_value("original_max_position_embeddings")) return positive(cfg, "original_max_position_embeddings");
+    if (r.has_value("original_max_position_embeddings")) return positive(r, "original_max_position_embeddings");
+    return max_pos;
   };
   if (type == "default" || type == "none") {
     p.type = kernels::RopeType::standard;
@@ -96,13 +97,13 @@ kernels::RopeParams parse_rope(const FieldReader& cfg, int head_dim, int max_pos
     p.high_freq_factor = r.number("high_freq_factor");
     if (!(p.high_freq_factor > p.low_freq_factor && p.low_freq_factor > 0))
       throw Error(where + ": llama3 needs 0 < low_freq_factor < high_freq_factor");
-    p.original_max_position_embeddings = original(true);
+    p.original_max_position_embeddings = original();
   } else if (type == "yarn") {
-    // transformers 5: the factor as given; original_max_position_embeddings defaults to
-    // max_position_embeddings; attention_factor from mscale/mscale_all_dim or 0.1 ln(factor) + 1.
+    // transformers 5: the factor as given (transformers 4 replaced it by max_position_embeddings /
+    // original_max_position_embeddings); attention_factor from mscale/mscale_all_dim or 0.1 ln(factor) + 1.
     p.type = kernels::RopeType::yarn;
     p.factor = factor();
-    p.original_max_position_embeddings = original(false);
+    p.original_max_position_embeddings = original();
     p.attention_factor = number_or(r, "attention_factor", 0.0);
     p.beta_fast = number_or(r, "beta_fast", 32.0);
     p.beta_slow = number_or(r, "beta_slow", 1.0);
@@ -191,31 +192,29 @@ ModelConfig parse_model_config(const json& j, const std::string& where) {
   c.mlp_bias = c.arch == Arch::llama && f.has_value("mlp_bias") && f.boolean("mlp_bias");
   c.qk_norm = c.arch == Arch::qwen3;
 
-  // Sliding windows: layer_types when given, else each family's own switches.
-  const auto window = [&] {
-    const int w = positive_or(f, "sliding_window", 4096);
-    return w;
-  };
+  // Sliding windows as each family's modeling code applies them. Mistral: every layer, from
+  // sliding_window (default 4096, null = none). Qwen2/Qwen3: the window exists only with
+  // use_sliding_window; layer_types (or layers from max_window_layers on) say which layers use it.
   c.layer_window.assign(c.num_layers, 0);
-  if (f.has_value("layer_types")) {
-    const json& types = f.array("layer_types");
-    if (static_cast<int>(types.size()) != c.num_layers)
-      f.fail("layer_types", "must have one entry per layer (" + std::to_string(c.num_layers) + ")");
-    for (int i = 0; i < c.num_layers; ++i) {
-      const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
-      if (t == "sliding_attention") c.layer_window[i] = window();
-      else if (t != "full_attention")
-        f.fail("layer_types", "entries must be \"full_attention\" or \"sliding_attention\"");
-    }
-  } else if (c.arch == Arch::mistral) {
-    // MistralConfig defaults sliding_window to 4096; null turns it off (Mistral 7B v0.2 and later).
+  if (c.arch == Arch::mistral) {
     const int w = !f.has("sliding_window") ? 4096 : f.has_value("sliding_window") ? positive(f, "sliding_window") : 0;
     c.layer_window.assign(c.num_layers, w);
-  } else if ((c.arch == Arch::qwen2 || c.arch == Arch::qwen3) && f.has_value("use_sliding_window") &&
-             f.boolean("use_sliding_window") && f.has_value("sliding_window")) {
-    const int from = f.has_value("max_window_layers") ? static_cast<int>(f.integer("max_window_layers")) : 28;
-    for (int i = 0; i < c.num_layers; ++i)
-      if (i >= from) c.layer_window[i] = window();
+  } else if (c.arch == Arch::qwen2 || c.arch == Arch::qwen3) {
+    const bool on = f.has_value("use_sliding_window") && f.boolean("use_sliding_window");
+    const int w = !on ? 0 : !f.has("sliding_window") ? 4096 : f.has_value("sliding_window") ? positive(f, "sliding_window") : 0;
+    if (f.has_value("layer_types")) {
+      const json& types = f.array("layer_types");
+      if (static_cast<int>(types.size()) != c.num_layers)
+        f.fail("layer_types", "must have one entry per layer (" + std::to_string(c.num_layers) + ")");
+      for (int i = 0; i < c.num_layers; ++i) {
+        const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+        if (t == "sliding_attention") c.layer_window[i] = w;
+        else if (t != "full_attention") f.fail("layer_types", "entries must be \"full_attention\" or \"sliding_attention\"");
+      }
+    } else if (w > 0) {
+      const int from = f.has_value("max_window_layers") ? static_cast<int>(f.integer("max_window_layers")) : 28;
+      for (int i = from < 0 ? 0 : from; i < c.num_layers; ++i) c.layer_window[i] = w;
+    }
   }
   if (f.has("eos_token_id")) add_eos(c.eos_token_ids, f.any("eos_token_id"), where);
   if (f.has_value("bos_token_id")) c.bos_token_id = static_cast<int>(f.integer("bos_token_id"));
