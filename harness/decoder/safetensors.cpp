@@ -120,7 +120,8 @@ SafetensorsHeader parse_safetensors_header(const std::uint8_t* data, std::size_t
     if (t.end < t.begin) throw Error(tw + ": data_offsets end " + std::to_string(t.end) + " is before begin " + std::to_string(t.begin));
     if (t.end > data_size)
       throw Error(tw + ": data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                  "] run past the end of the file (data section is " + std::to_string(data_size) + " bytes)");
+                  "] run past the end of the file (data section is " + std::to_string(data_size) +
+                  " bytes): the file is truncated or corrupt");
     const std::uint64_t expect = static_cast<std::uint64_t>(numel) * esize;
     if (t.end - t.begin != expect)
       throw Error(tw + ": shape and dtype make " + std::to_string(expect) + " bytes but data_offsets span " +
