@@ -81,8 +81,9 @@ void log_softmax_ref(const float* x, int n, double* out);
 
 // Causal attention of query rows over K/V already dequantized into flat arrays: query row r (at
 // position q_pos[r]) attends to cache rows max(0, q_pos[r] - window + 1) .. q_pos[r] (window 0: no
-// limit). Scores are fp32 dot products times `scale`, the softmax is fp32 exp with an fp64 sum,
-// the output an fp32 weighted sum of V divided by the sum.
+// limit). Scores are fp32 dot products (cpu_lanes.h's fixed order) times `scale`; the softmax is
+// fp32 exp(s - max) with an fp64 sum, p = fp32(e / sum); the output an fp32 sum of p * V in cache
+// order.
 struct AttentionArgs {
   const float* q = nullptr;   // [rows][q_stride]: the group's heads start at q_offset
   const float* k = nullptr;   // [ctx - first][head_dim]: cache rows first..ctx-1
@@ -94,7 +95,7 @@ struct AttentionArgs {
   int q_stride = 0, q_offset = 0, out_stride = 0;
   int window = 0;
   float scale = 1.0f;
-  float* scores = nullptr;    // workspace [ctx]
+  float* scores = nullptr;    // workspace [rows][ctx - first]
 };
 void attention_rows_ref(const AttentionArgs& a);
 

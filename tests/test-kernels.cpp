@@ -441,7 +441,7 @@ struct AttentionCase final : DecoderCase {
                            *store, ws);
     } else {
       // Flat per-head K/V, as a store read returns them.
-      std::vector<float> kh(static_cast<std::size_t>(ctx) * d), vh(kh.size()), scores(ctx);
+      std::vector<float> kh(static_cast<std::size_t>(ctx) * d), vh(kh.size()), scores(static_cast<std::size_t>(rows) * ctx);
       for (int kvh = 0; kvh < kv_heads; ++kvh) {
         for (int t = 0; t < ctx; ++t)
           for (int j = 0; j < d; ++j) {

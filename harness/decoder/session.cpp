@@ -101,7 +101,8 @@ void Session::attention(int layer, int rows) {
     const int r0 = rows * b / blocks, r1 = rows * (b + 1) / blocks;
     if (r1 <= r0) return;
     std::vector<float>& scores = scores_[worker];
-    if (scores.size() < static_cast<std::size_t>(len)) scores.resize(len);
+    const std::size_t need = static_cast<std::size_t>(r1 - r0) * len;
+    if (scores.size() < need) scores.resize(need);
     const std::size_t kvh = static_cast<std::size_t>(h / group);
     kernels::attention_rows_ref({.q = q_.data() + static_cast<std::size_t>(r0) * qw,
                                  .k = kv_k_.data() + kvh * per_head,
