@@ -6,6 +6,7 @@
 // with an fp32 KV cache: every logit within 1e-4 of the largest logit's magnitude.
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -27,8 +28,13 @@ const json& goldens() {
   return g;
 }
 
-std::string build_checkpoint(const kvtest::TempDir& tmp, const json& m) {
-  const std::string dir = tmp.file(m["name"].get<std::string>());
+// Each golden's checkpoint, built once for the whole run.
+std::string build_checkpoint(const json& m) {
+  static kvtest::TempDir tmp;
+  static std::map<std::string, std::string> built;
+  const std::string name = m["name"].get<std::string>();
+  if (auto it = built.find(name); it != built.end()) return it->second;
+  const std::string dir = tmp.file(name);
   std::vector<std::string> args = {"make-model"};
   for (const auto& a : m["make_model_args"]) args.push_back(a.get<std::string>());
   args.push_back("--out");
@@ -41,6 +47,7 @@ std::string build_checkpoint(const kvtest::TempDir& tmp, const json& m) {
                      "regenerate tests/golden/decoder-parity.json with scripts/device/make_goldens.py");
     REQUIRE(kvgate::sha256_file(dir + "/" + it.key()) == it.value().get<std::string>());
   }
+  built[name] = dir;
   return dir;
 }
 
@@ -54,11 +61,10 @@ TEST_CASE("parity: the goldens are complete and from transformers in fp32", "[pa
 }
 
 TEST_CASE("parity: CPU logits match transformers to 1e-4 relative on every golden model", "[parity]") {
-  kvtest::TempDir tmp;
   for (const json& m : goldens()["models"]) {
     const std::string name = m["name"];
     SECTION(name) {
-      const std::string dir = build_checkpoint(tmp, m);
+      const std::string dir = build_checkpoint(m);
       auto model = Model::load(dir);
       const std::vector<int> tokens = m["tokens"].get<std::vector<int>>();
       const int vocab = model->config().vocab_size;
@@ -88,11 +94,10 @@ TEST_CASE("parity: CPU logits match transformers to 1e-4 relative on every golde
 }
 
 TEST_CASE("parity: greedy decoding through the KV cache matches transformers' generate path", "[parity]") {
-  kvtest::TempDir tmp;
   for (const json& m : goldens()["models"]) {
     const std::string name = m["name"];
     SECTION(name) {
-      auto model = Model::load(build_checkpoint(tmp, m));
+      auto model = Model::load(build_checkpoint(m));
       const auto& gen = m["generate"];
       const std::vector<int> tokens = m["tokens"].get<std::vector<int>>();
       const std::vector<int> prompt(tokens.begin(), tokens.begin() + gen["prompt_tokens"].get<int>());

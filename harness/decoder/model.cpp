@@ -28,7 +28,7 @@ const float* Model::weight(const std::string& name, std::vector<std::int64_t> sh
   if (t->shape != shape)
     throw Error(t->file + ": tensor \"" + name + "\" has shape " + shape_text(t->shape) + " but config.json implies " +
                 shape_text(shape));
-  used_.push_back(name);
+  used_.insert(name);
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   parameters_ += n;
@@ -96,7 +96,7 @@ std::shared_ptr<const Model> Model::load(const std::string& dir) {
   // transformers ignores extra tensors (with a warning); so do we, naming a few.
   std::vector<std::string> unused;
   for (const auto& [name, t] : m->checkpoint_->tensors())
-    if (std::find(m->used_.begin(), m->used_.end(), name) == m->used_.end() &&
+    if (!m->used_.count(name) &&
         !(c.tie_word_embeddings && name == "lm_head.weight") && name.find("rotary_emb.inv_freq") == std::string::npos)
       unused.push_back(name);
   if (!unused.empty()) {

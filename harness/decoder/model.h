@@ -3,6 +3,7 @@
 // serves any number of Sessions.
 #pragma once
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ class Model {
   std::string dir_;
   std::unique_ptr<Checkpoint> checkpoint_;
   std::vector<std::vector<float>> owned_;  // widened BF16/F16 (or unaligned F32) tensors
-  std::vector<std::string> used_;
+  std::set<std::string> used_;
   const float* embed_ = nullptr;
   const float* final_norm_ = nullptr;
   const float* lm_head_ = nullptr;
