@@ -8,6 +8,7 @@
 #include "stats/auc.h"
 #include "stats/clustered_variance.h"
 #include "stats/sample_size.h"
+#include "stats/tang.h"
 #include "stats_vectors.h"
 
 using namespace kvgate::stats;
@@ -61,6 +62,17 @@ TEST_CASE("NI sample size: stats.md §3.4 example", "[stats][power]") {
   CHECK(std::isinf(ni_sample_size(plan)));
   CHECK(std::isinf(sample_size_for_contrast(0.0, 0.05, 0.05, 0.8)));
   CHECK_THROWS_AS(ni_sample_size({.p_ref = 0.0}), std::invalid_argument);
+}
+
+TEST_CASE("NI sample size for the Tang score test (what the gate recommends)", "[stats][power]") {
+  // [derived] n = (z_a sigma_0 + z_b sigma_1)^2 / E[D]^2 with sigma_0^2 = Tang's V(margin)/n at the truth:
+  // 267.74 for the §3.4 example (the Wald-type 221.8 under-powers the score test: gate-calibration-test).
+  const NiPlan plan{.p_ref = 0.8, .p_cand = 0.8, .p11 = 0.77, .margin = 0.95, .alpha = 0.05, .power = 0.8};
+  CHECK_VEC(tang_null_variance(0.77, 0.03, 0.03, 0.95), 0.075803726564313855);
+  CHECK_VEC(tang_sample_size(plan), 267.7371780952897);
+  // sigma_0 = sigma_1 would give back the Wald-type formula; here sigma_0 > sigma_1 so n grows.
+  CHECK(tang_sample_size(plan) > ni_sample_size(plan));
+  CHECK(std::isinf(tang_sample_size({.p_ref = 0.8, .p_cand = 0.76, .p11 = 0.74})));
 }
 
 TEST_CASE("Miller Eq.9 sample size and Eq.10 MDE", "[stats][power]") {

@@ -103,13 +103,10 @@ std::vector<TaskComparison> pair_tasks(const IndexedRun& ref, const IndexedRun& 
   pending.reserve(std::min(ref.keys.size(), cand.keys.size()));
   std::size_t i = 0, j = 0;
   while (i < ref.keys.size() || j < cand.keys.size()) {
-    const bool take_ref = j == cand.keys.size() ||
-                          (i < ref.keys.size() && (ref.keys[i].id < cand.keys[j].id ||
-                                                   (ref.keys[i].id == cand.keys[j].id && ref.keys[i].repeat < cand.keys[j].repeat)));
-    const bool take_cand = i == ref.keys.size() ||
-                           (j < cand.keys.size() && (cand.keys[j].id < ref.keys[i].id ||
-                                                     (cand.keys[j].id == ref.keys[i].id && cand.keys[j].repeat < ref.keys[i].repeat)));
-    if (take_ref) {
+    // Three-way on (id, repeat): < 0 the reference key comes first (only in the reference run).
+    int order = i == ref.keys.size() ? 1 : j == cand.keys.size() ? -1 : ref.keys[i].id.compare(cand.keys[j].id);
+    if (order == 0) order = ref.keys[i].repeat < cand.keys[j].repeat ? -1 : ref.keys[i].repeat > cand.keys[j].repeat ? 1 : 0;
+    if (order < 0) {
       const ResultRecord& r = ref.record(ref.keys[i].record);
       const std::size_t ti = task_index.at(r.task);
       tasks[ti].accounting.missing_in_candidate.push_back(ref_of(ref, ref.keys[i].record));
@@ -117,7 +114,7 @@ std::vector<TaskComparison> pair_tasks(const IndexedRun& ref, const IndexedRun& 
       ++i;
       continue;
     }
-    if (take_cand) {
+    if (order > 0) {
       const ResultRecord& r = cand.record(cand.keys[j].record);
       const std::size_t ti = task_index.at(r.task);
       tasks[ti].accounting.missing_in_reference.push_back(ref_of(cand, cand.keys[j].record));

@@ -17,7 +17,7 @@ IndexedRun index_run(std::shared_ptr<const RunDir> run) {
   for (std::uint32_t i = 0; i < records.size(); ++i) out.keys.push_back({records[i].id, records[i].repeat, i});
   // Ties broken by line order, so the first line of a duplicated (id, repeat) is the one kept.
   std::sort(out.keys.begin(), out.keys.end(), [](const IndexedRun::Key& a, const IndexedRun::Key& b) {
-    if (a.id != b.id) return a.id < b.id;
+    if (const int c = a.id.compare(b.id); c != 0) return c < 0;
     if (a.repeat != b.repeat) return a.repeat < b.repeat;
     return a.record < b.record;
   });

@@ -268,17 +268,26 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
   }
 
   // Power at this n: how many trials decide at the observed ratio, what the gate can resolve.
-  const double z_sum = stats::z_upper(o.alpha) + stats::z_upper(1 - o.power);
-  const double contrast = m.mean_c - o.margin * m.mean_b;
-  const double var_contrast = contrast_var(m, o.margin);
+  // n = (z_a sigma_0 + z_b sigma_1)^2 / E[D]^2 per trial of D = Y_c - margin Y_b: sigma_1 is the
+  // observed SD of D; sigma_0 the SD the test standardizes with under H0 (Tang: the restricted MLE
+  // at the margin, which is larger; Fieller: sigma_1 itself).
   const double n = static_cast<double>(t.trials);
+  const double contrast = m.mean_c - o.margin * m.mean_b;
+  const double sigma1 = std::sqrt(contrast_var(m, o.margin) * n);
+  double sigma0 = sigma1;
+  if (tang_gate) {
+    const PairedCounts c = score_table(t.trial_pairs);
+    const double nn = static_cast<double>(c.n());
+    sigma0 = std::sqrt(std::max(0.0, stats::tang_null_variance(c.n11 / nn, c.n_c / nn, c.n_b / nn, o.margin)));
+  }
+  const double spread = stats::z_upper(o.alpha) * sigma0 + stats::z_upper(1 - o.power) * sigma1;
   t.power.power = o.power;
   if (contrast != 0.0) {
-    const double needed = std::max(1.0, std::ceil(z_sum * z_sum * var_contrast * n / (contrast * contrast)));
+    const double needed = std::max(1.0, std::ceil(spread * spread / (contrast * contrast)));
     t.power.trials_needed = needed;
     t.power.additional_trials = std::max(0.0, needed - n);
   }
-  t.power.mde_ratio = z_sum * std::sqrt(var_contrast) / m.mean_b;
+  t.power.mde_ratio = spread / std::sqrt(n) / m.mean_b;
   t.power.mde_difference = (stats::z_upper(o.alpha / 2) + stats::z_upper(1 - o.power)) * t.difference.se;
 }
 

@@ -18,7 +18,8 @@ McNemarResult mcnemar(std::int64_t b, std::int64_t c) {
   if (nd == 0) return r;  // no discordant pairs: every p is 1
 
   namespace bm = boost::math;
-  const bm::binomial_distribution<> x(static_cast<double>(nd), 0.5);
+  using Policy = bm::policies::policy<bm::policies::promote_double<false>>;  // double is accurate enough, and faster
+  const bm::binomial_distribution<double, Policy> x(static_cast<double>(nd), 0.5);
   const double k = static_cast<double>(std::min(b, c));
   // 2 P(X <= k) <= 1 automatically when b != c; the cap only matters for b == c.
   r.exact = std::min(1.0, 2.0 * bm::cdf(x, k));
@@ -26,7 +27,7 @@ McNemarResult mcnemar(std::int64_t b, std::int64_t c) {
   r.midp = b == c ? 1.0 - 0.5 * pb : r.exact - pb;
   r.one_sided_exact = b == 0 ? 1.0 : bm::cdf(bm::complement(x, static_cast<double>(b - 1)));
 
-  const bm::chi_squared_distribution<> chi1(1.0);
+  const bm::chi_squared_distribution<double, Policy> chi1(1.0);
   const double diff = static_cast<double>(b - c);
   r.chi2 = diff * diff / static_cast<double>(nd);
   r.chi2_p = bm::cdf(bm::complement(chi1, r.chi2));

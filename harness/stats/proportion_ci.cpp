@@ -11,7 +11,10 @@
 namespace kvgate::stats {
 
 namespace {
-using Binomial = boost::math::binomial_distribution<>;
+// Double precision throughout (Boost promotes to long double by default): ~1e-15 relative, and
+// several times faster, which matters with a Clopper-Pearson interval per bucket and side.
+using Policy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+using Binomial = boost::math::binomial_distribution<double, Policy>;
 
 void check(std::int64_t k, std::int64_t n, double alpha, const char* who) {
   if (n <= 0 || k < 0 || k > n) throw std::invalid_argument(std::string(who) + ": need 0 <= k <= n, n > 0");

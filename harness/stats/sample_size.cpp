@@ -1,10 +1,12 @@
 #include "stats/sample_size.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "stats/normal.h"
+#include "stats/tang.h"
 
 namespace kvgate::stats {
 
@@ -35,6 +37,19 @@ double ni_sample_size(const NiPlan& plan) {
   if (e <= 0.0) return std::numeric_limits<double>::infinity();
   const double var = pc * (1 - pc) + t * t * pb * (1 - pb) - 2 * t * (plan.p11 - pc * pb);
   return sample_size_for_contrast(e, var, plan.alpha, plan.power);
+}
+
+double tang_sample_size(const NiPlan& plan) {
+  const double pb = plan.p_ref, pc = plan.p_cand, t = plan.margin, p11 = plan.p11;
+  if (!(pb > 0 && pb <= 1 && pc >= 0 && pc <= 1 && p11 >= 0 && p11 <= std::min(pb, pc)))
+    throw std::invalid_argument("tang_sample_size: need 0 < p_ref <= 1, 0 <= p_cand <= 1, 0 <= p11 <= min(p_ref, p_cand)");
+  check_levels(plan.alpha, plan.power);
+  const double e = pc - t * pb;
+  if (e <= 0.0) return std::numeric_limits<double>::infinity();
+  const double var1 = pc * (1 - pc) + t * t * pb * (1 - pb) - 2 * t * (p11 - pc * pb);
+  const double var0 = std::max(0.0, tang_null_variance(p11, pc - p11, pb - p11, t));
+  const double z = z_upper(plan.alpha) * std::sqrt(var0) + z_upper(1 - plan.power) * std::sqrt(std::max(0.0, var1));
+  return z * z / (e * e);
 }
 
 double miller_sample_size(const MillerPower& p, double delta) {

@@ -17,6 +17,13 @@ struct NiPlan {
 };
 double ni_sample_size(const NiPlan& plan);
 
+// The same for the Tang score test the gate uses on binary single-sample trials. A score test
+// standardizes with the variance under H0 (the restricted MLE at the margin), which is larger than
+// Var(D) at the truth, so the formula above under-powers it (at its n = 222 the gate PASSes about
+// 74% of the time, not 80%). This is n = (z_{1-alpha} sigma_0 + z_{power} sigma_1)^2 / E[D]^2 with
+// sigma_0^2 = Tang's V(margin)/n evaluated at the true cell probabilities, sigma_1^2 = Var(D).
+double tang_sample_size(const NiPlan& plan);
+
 // The same from the contrast's moments: n = (z_{1-alpha} + z_{power})^2 var_per_unit / contrast^2,
 // where var_per_unit is n * Var(contrast mean). +infinity when contrast == 0.
 double sample_size_for_contrast(double contrast, double var_per_unit, double alpha, double power);

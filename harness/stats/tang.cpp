@@ -28,6 +28,16 @@ double solve_decreasing(const auto& f, double lo, double hi) {
 
 }  // namespace
 
+double tang_null_variance(double p11, double p_cand_only, double p_ref_only, double ratio) {
+  const double a = 1 + ratio;
+  const double b = (p11 + p_ref_only) * ratio * ratio - (p11 + p_cand_only + 2 * p_ref_only);
+  const double c = p_ref_only * (1 - ratio) * (p11 + p_cand_only + p_ref_only);
+  const double root = std::sqrt(std::max(0.0, b * b - 4 * a * c));
+  // The restricted MLE of P(reference-only pass): the '+' root, in the form without cancellation.
+  const double q = b >= 0 ? (b + root == 0.0 ? 0.0 : -2 * c / (b + root)) : (-b + root) / (2 * a);
+  return (1 + ratio) * q + (p11 + p_cand_only + p_ref_only) * (ratio - 1);
+}
+
 double tang_z(const PairedCounts& t, double ratio) {
   check_defined(t);
   if (!(ratio > 0.0)) throw std::invalid_argument("tang_z: ratio must be > 0");
@@ -35,13 +45,7 @@ double tang_z(const PairedCounts& t, double ratio) {
   const double n11 = static_cast<double>(t.n11), nb = static_cast<double>(t.n_b), nc = static_cast<double>(t.n_c);
   const double s = (n11 + nc) - ratio * (n11 + nb);
   if (s == 0.0) return 0.0;
-  const double a = n * (1 + ratio);
-  const double b = (n11 + nb) * ratio * ratio - (n11 + nc + 2 * nb);
-  const double c = nb * (1 - ratio) * (n11 + nc + nb) / n;
-  const double root = std::sqrt(std::max(0.0, b * b - 4 * a * c));
-  // The restricted MLE of P(reference-only pass): the '+' root, in the form without cancellation.
-  const double q = b >= 0 ? (root + b == 0.0 ? 0.0 : -2 * c / (b + root)) : (-b + root) / (2 * a);
-  const double v = n * (1 + ratio) * q + (n11 + nc + nb) * (ratio - 1);
+  const double v = n * tang_null_variance(n11 / n, nc / n, nb / n, ratio);
   if (!(v > 0.0)) return s > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
   return s / std::sqrt(v);
 }

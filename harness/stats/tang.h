@@ -9,6 +9,10 @@
 
 namespace kvgate::stats {
 
+// The per-trial variance of D = Y_c - t Y_b under H0: R = t at the restricted MLE, from the cell
+// proportions (both pass, candidate only, reference only): Tang's V(t) / n. Z(t) = sqrt(n) S / sqrt of it.
+double tang_null_variance(double p11, double p_cand_only, double p_ref_only, double ratio);
+
 // Z(t) for H0: R = t, t > 0; decreasing in t, Z(R) = 0. Requires reference_passes() > 0.
 double tang_z(const PairedCounts& t, double ratio);
 

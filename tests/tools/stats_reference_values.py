@@ -263,3 +263,19 @@ base = [mpf(v) for v in ["0.90", "0.85", "0.80", "0.70", "0.60"]]
 cand = [mpf(v) for v in ["0.90", "0.84", "0.78", "0.66", "0.52"]]
 show("toy linear b c ratio", auc(x8[:5], base), auc(x8[:5], cand), auc(x8[:5], cand) / auc(x8[:5], base))
 show("toy log2 b c ratio", auc(x8[:5], base, True), auc(x8[:5], cand, True), auc(x8[:5], cand, True) / auc(x8[:5], base, True))
+
+
+# ---- Tang score-test sample size [derived]: n = (z_a sigma0 + z_b sigma1)^2 / E[D]^2, sigma0^2 = V(theta0)/n
+def tang_n(p11, pc_only, pb_only, theta, alpha, power):
+    pb, pc = p11 + pb_only, p11 + pc_only
+    e = pc - theta * pb
+    var1 = pc * (1 - pc) + theta ** 2 * pb * (1 - pb) - 2 * theta * (p11 - pc * pb)
+    A = 1 + theta
+    B = pb * theta ** 2 - (p11 + pc_only + 2 * pb_only)
+    C = pb_only * (1 - theta) * (p11 + pc_only + pb_only)
+    q = (-B + sqrt(B * B - 4 * A * C)) / (2 * A)
+    var0 = (1 + theta) * q + (p11 + pc_only + pb_only) * (theta - 1)
+    return (z_upper(alpha) * sqrt(var0) + z_upper(1 - power) * sqrt(var1)) ** 2 / e ** 2, var0
+
+
+show("tang n (0.77, 0.03, 0.03): n var0", *tang_n(mpf("0.77"), mpf("0.03"), mpf("0.03"), mpf("0.95"), mpf("0.05"), mpf("0.8")))
