@@ -105,8 +105,11 @@ std::string format_text(const Comparison& c) {
       for (const BucketComparison& b : t.buckets)
         if (b.regression) regressed.push_back(bucket_name(b.bucket));
       if (!regressed.empty()) {
-        out << "    significant regression (Holm) in bucket";
-        for (const auto& s : regressed) out << " " << s;
+        out << "    significant regression (Holm over all buckets of the pair)";
+        if (t.buckets.size() > 1 || t.buckets[0].bucket != 0) {
+          out << " in bucket" << (regressed.size() > 1 ? "s" : "");
+          for (const auto& s : regressed) out << " " << s;
+        }
         out << "\n";
       }
       for (const Finding& f : t.findings) out << "    " << f.severity << ": " << f.check << ": " << f.message << "\n";
