@@ -99,6 +99,13 @@ std::vector<TaskComparison> pair_tasks(const IndexedRun& ref, const IndexedRun& 
 
   // Merge-join the sorted keys; pairs come out in (id, repeat) order.
   std::vector<std::map<std::int64_t, BucketSeen>> seen(tasks.size());
+  // Results of one task come in runs (ids share a prefix): look the task up once per run.
+  const std::string* last_task = nullptr;
+  std::size_t last_index = 0;
+  const auto index_of = [&](const std::string& task) {
+    if (!last_task || *last_task != task) last_index = task_index.at(task), last_task = &task;
+    return last_index;
+  };
   std::vector<Pending> pending;
   pending.reserve(std::min(ref.keys.size(), cand.keys.size()));
   std::size_t i = 0, j = 0;
@@ -108,7 +115,7 @@ std::vector<TaskComparison> pair_tasks(const IndexedRun& ref, const IndexedRun& 
     if (order == 0) order = ref.keys[i].repeat < cand.keys[j].repeat ? -1 : ref.keys[i].repeat > cand.keys[j].repeat ? 1 : 0;
     if (order < 0) {
       const ResultRecord& r = ref.record(ref.keys[i].record);
-      const std::size_t ti = task_index.at(r.task);
+      const std::size_t ti = index_of(r.task);
       tasks[ti].accounting.missing_in_candidate.push_back(ref_of(ref, ref.keys[i].record));
       ++seen[ti][r.bucket].reference_only;
       ++i;
@@ -116,7 +123,7 @@ std::vector<TaskComparison> pair_tasks(const IndexedRun& ref, const IndexedRun& 
     }
     if (order > 0) {
       const ResultRecord& r = cand.record(cand.keys[j].record);
-      const std::size_t ti = task_index.at(r.task);
+      const std::size_t ti = index_of(r.task);
       tasks[ti].accounting.missing_in_reference.push_back(ref_of(cand, cand.keys[j].record));
       ++seen[ti][r.bucket].candidate_only;
       ++j;
@@ -128,7 +135,7 @@ std::vector<TaskComparison> pair_tasks(const IndexedRun& ref, const IndexedRun& 
       throw Error("trial \"" + a.id + "\" is task " + a.task + " bucket " + std::to_string(a.bucket) + " in " + ref.run->path +
                   " but task " + b.task + " bucket " + std::to_string(b.bucket) + " in " + cand.run->path +
                   ": the runs were made from different tasks files; compare runs of the same tasks file");
-    const std::size_t ti = task_index.at(a.task);
+    const std::size_t ti = index_of(a.task);
     if (options.errors == ErrorPolicy::exclude && (a.error || b.error)) {
       ++tasks[ti].accounting.excluded_results;
       ++seen[ti][a.bucket].excluded;

@@ -42,10 +42,13 @@ IndexedRun index_run(std::shared_ptr<const RunDir> run) {
   }
   out.keys.resize(kept);
   std::sort(out.duplicates.begin(), out.duplicates.end());
+  IndexedRun::TaskCount* count = nullptr;  // results of one task come in runs: look the name up once per run
+  const std::string* task = nullptr;
   for (const auto& k : out.keys) {
-    auto& t = out.tasks[records[k.record].task];
-    ++t.results;
-    t.errors += records[k.record].error.has_value();
+    const ResultRecord& r = records[k.record];
+    if (!task || *task != r.task) count = &out.tasks[r.task], task = &r.task;
+    ++count->results;
+    count->errors += r.error.has_value();
   }
   return out;
 }
