@@ -11,6 +11,7 @@
 #include "compare/comparison_json.h"
 #include "compare/text_table.h"
 #include "core/error.h"
+#include "test_util.h"
 
 using namespace kvgate;
 using namespace kvgate::compare;
@@ -442,4 +443,38 @@ TEST_CASE("compare: deterministic, and the bootstrap follows --seed", "[compare]
   o.bootstrap_replicates = 0;
   const Comparison none = run({base, cand}, o);
   for (const RatioBound& r : only_task(none).cross_checks) CHECK(r.method != "bootstrap");
+}
+
+TEST_CASE("compare JSON: every field name is documented in docs/compare-json.md", "[compare][json]") {
+  const std::string doc = kvtest::read_text("docs/compare-json.md");
+  // A comparison that fills every optional part: AUC, several candidates, a finding, trial pairs.
+  Run base("base"), cand("cand"), other("other");
+  for (std::int64_t b : {4096, 8192})
+    for (int i = 0; i < 50; ++i) {
+      const std::string id = "n/" + std::to_string(b) + "/" + std::to_string(i);
+      base.add(id, "niah", b, i < 45 ? 1.0 : 0.0);
+      cand.add(id, "niah", b, i < 44 || i == 47 ? 1.0 : 0.0);
+      other.add(id, "niah", b, i < 40 ? 1.0 : 0.0);
+    }
+  base.add("n/4096/0", "niah", 4096, 1.0);  // a duplicate
+  std::vector<TaskCheckEntry> checks = {{"niah", [](const TaskCheckInput&) {
+                                           return std::vector<Finding>{{.check = "x", .severity = "warn", .message = "m"}};
+                                         }}};
+  const nlohmann::json j = to_json(run({base, cand, other}, {}, checks), {.trial_pairs = true});
+  std::vector<std::string> missing;
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& v) {
+    if (v.is_object()) {
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (it.key() != "manifest" && doc.find("`" + it.key() + "`") == std::string::npos &&
+            doc.find("`" + it.key() + "[]`") == std::string::npos)
+          missing.push_back(it.key());
+        if (it.key() != "manifest") walk(it.value());
+      }
+    } else if (v.is_array()) {
+      for (const auto& x : v) walk(x);
+    }
+  };
+  walk(j);
+  INFO("undocumented: " << nlohmann::json(missing).dump());
+  CHECK(missing.empty());
 }
