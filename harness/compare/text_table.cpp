@@ -90,7 +90,7 @@ std::string format_text(const Comparison& c) {
     }
     print_rows(out, rows, "  ");
     out << "  (score means; ratio bounds one-sided " << fixed(100 * (1 - o.alpha), 1)
-        << "%; * = regression after Holm over all buckets)\n";
+        << "%; McNemar p two-sided exact; Holm p: one-sided regression test adjusted over all buckets, * <= alpha)\n";
     for (const TaskComparison& t : p.tasks) {
       out << "  " << t.task << ": " << to_string(t.verdict);
       for (std::size_t i = 0; i < t.reasons.size(); ++i) out << (i == 0 ? ": " : "; ") << t.reasons[i];
