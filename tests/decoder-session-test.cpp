@@ -155,3 +155,33 @@ TEST_CASE("session: sliding-window layers attend to the last window tokens only"
   CHECK(std::equal(a.begin() + 9 * vocab, a.end(), c.begin() + 9 * vocab));
   CHECK(!std::equal(a.begin(), a.begin() + vocab, c.begin()));
 }
+
+TEST_CASE("session: the cache holds K after k_norm and RoPE, and V as projected", "[decoder][kv]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "m", small("qwen3"));
+  const auto& c = model->config();
+  const auto tokens = test_tokens(6, c.vocab_size);
+  Session s(model, {.kv = {"fp32", {}}, .max_chunk = 4});
+  s.forward(tokens, 0, {});
+  // Layer 0 of token 5, by hand from the weights: embed -> input norm -> k/v projection ->
+  // k_norm per head -> RoPE at position 5.
+  namespace kk = kvgate::kernels;
+  const int h = c.hidden_size, d = c.head_dim, kw = c.num_kv_heads * d;
+  const auto& L = model->layer(0);
+  std::vector<float> x(h), xn(h), k(kw), v(kw);
+  kk::embedding_ref(model->embed(), h, &tokens[5], 1, x.data());
+  kk::rmsnorm_ref(x.data(), L.input_norm, 1, h, c.rms_norm_eps, xn.data());
+  kk::matmul_ref({.x = xn.data(), .w = L.k, .y = k.data(), .rows = 1, .k = h, .cols = kw});
+  kk::matmul_ref({.x = xn.data(), .w = L.v, .y = v.data(), .rows = 1, .k = h, .cols = kw});
+  std::vector<float> k_no_rope = k;
+  kk::rmsnorm_ref(k.data(), L.k_norm, c.num_kv_heads, d, c.rms_norm_eps, k.data());
+  const int pos = 5;
+  kk::rope_ref(k.data(), 1, c.num_kv_heads, d, &pos, model->inv_freq().data(), model->rope_attention_scaling());
+  for (int head = 0; head < c.num_kv_heads; ++head) {
+    std::vector<float> ck(d), cv(d);
+    s.kv().read(0, head, 5, 6, ck.data(), cv.data());
+    CHECK(std::equal(ck.begin(), ck.end(), k.begin() + head * d));
+    CHECK(std::equal(cv.begin(), cv.end(), v.begin() + head * d));
+    CHECK(!std::equal(ck.begin(), ck.end(), k_no_rope.begin() + head * d));
+  }
+}
