@@ -4,6 +4,7 @@
 // measured in the same run (how close the whole pass gets to its own best kernel).
 //   decoder-bench [--prompt N] [--generate N] [--threads N] [--kv FORMAT]
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,13 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// CPU seconds of the process (all threads): on a shared machine wall time also counts other jobs.
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 // GFLOP/s of matmul_ref on a 64 x 1024 x 1024 product, single thread: the reference of the ratio.
 double matmul_gflops() {
@@ -86,8 +94,9 @@ int main(int argc, char** argv) {
   std::printf("reference: matmul_ref 64x1024x1024, 1 thread: %.1f GFLOP/s\n", ref);
   decoder::Session s(model, {.kv = {kv, {}}, .max_chunk = 64, .threads = threads});
   auto t = Clock::now();
+  double cpu = cpu_seconds();
   const decoder::Generation g = decoder::generate(s, tokens, {.max_tokens = gen});
-  const double total = seconds_since(t);
+  const double total = seconds_since(t), total_cpu = cpu_seconds() - cpu;
   // Prefill and decode apart, for the rates.
   t = Clock::now();
   s.reset();
@@ -97,7 +106,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < gen; ++i) s.step(g.tokens[i % g.tokens.size()]);
   const double decode = seconds_since(t);
   const double pf = pass_flops(c, prompt, 0, 1), df = pass_flops(c, gen, prompt, gen);
-  std::printf("trial (%d-token prompt + %d generated, kv %s, %d threads): %.2f s\n", prompt, gen, kv.c_str(), threads, total);
+  std::printf("trial (%d-token prompt + %d generated, kv %s, %d threads): %.2f s wall, %.2f s CPU (all threads)\n",
+              prompt, gen, kv.c_str(), threads, total, total_cpu);
   std::printf("prefill: %.0f tokens/s, %.1f GFLOP/s = %.2f x matmul_ref\n", prompt / prefill, pf / prefill / 1e9,
               pf / prefill / 1e9 / ref);
   std::printf("decode at %d context: %.1f tokens/s, %.1f GFLOP/s = %.2f x matmul_ref\n", prompt, gen / decode,
