@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -87,6 +90,31 @@ void warn_about_context(const TasksFile& tasks, const SamplingParams& sampling, 
              std::to_string(limit) + " tokens (prompt + max_tokens): the server will refuse or truncate them");
 }
 
+struct Stopwatch {
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  std::string lap() {  // "0.123 s" since the last lap
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - t).count();
+    t = now;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+    return buf;
+  }
+};
+
+// The fields summarize_results reads, without the answer text.
+ResultRecord summary_fields(const ResultRecord& r) {
+  ResultRecord s;
+  s.id = r.id;
+  s.task = r.task;
+  s.repeat = r.repeat;
+  s.score = r.score;
+  s.passed = r.passed;
+  s.error = r.error;
+  if (auto it = r.extra.find("error_kind"); it != r.extra.end()) s.extra["error_kind"] = *it;
+  return s;
+}
+
 // The run directory's name ("runs/fp8/" -> "fp8").
 std::string default_label(const std::string& dir) {
   std::string d = fs::absolute(dir).lexically_normal().string();
@@ -132,10 +160,12 @@ json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
 
 RunSessionResult run_session(const RunSessionOptions& o) {
   if (o.repeats < 1) throw Error("--repeats must be at least 1");
+  warn_about_transport(o);  // checks the endpoint URLs first: a typo fails before a big tasks file is read
+  Stopwatch clock;
   const TasksFile tasks = load_tasks(o.tasks_path);
+  log_verbose("read " + std::to_string(tasks.trials.size()) + " trials in " + clock.lap());
   check_tasks(tasks, o);
   const json identity = run_identity(o, tasks.sha256);
-  warn_about_transport(o);
 
   make_directories(o.out_dir);
   RunDirLock lock(o.out_dir);
@@ -188,7 +218,9 @@ RunSessionResult run_session(const RunSessionOptions& o) {
   BackendOptions bo = o.backend;
   bo.http.cancel = &signals.flag();
   std::unique_ptr<Backend> backend = make_backend(bo);
+  log_verbose("read the journal (" + std::to_string(journal.records.size()) + " lines) in " + clock.lap());
   const json description = backend->describe();  // asks the engine about itself
+  log_verbose("asked the engine about itself in " + clock.lap());
 
   RunManifest m = have_previous ? previous : RunManifest{};
   if (!o.label.empty()) m.label = o.label;
@@ -250,17 +282,26 @@ RunSessionResult run_session(const RunSessionOptions& o) {
   ProgressMode mode = parse_progress_mode(o.progress, tty);
   if (log_level() == LogLevel::quiet) mode = ProgressMode::none;
   RunnerStats stats;
+  std::mutex written_mu;
+  std::vector<ResultRecord> written;  // this session's lines, the fields the summary needs
+  clock.lap();
   {
     ProgressReporter progress(ProgressOptions{.mode = mode, .interval_s = o.progress_interval_s, .total = total, .done_before = done_in_scope},
                               counters);
-    stats = run_work(work, *backend, o.sampling, [&](const ResultRecord& r) { writer.append(r); }, ro);
+    stats = run_work(work, *backend, o.sampling, [&](const ResultRecord& r) {
+      writer.append(r);
+      std::lock_guard<std::mutex> lock(written_mu);
+      written.push_back(summary_fields(r));
+    }, ro);
     progress.stop();
   }
 
-  // The summary counts the whole journal (earlier sessions too), this shard's scope only.
-  const ResultsFile final_journal = read_results(rpath);
+  log_verbose("ran " + std::to_string(stats.written) + " pairs in " + clock.lap());
+  // The summary counts the whole journal: earlier sessions' lines and this one's.
+  std::vector<ResultRecord> all = journal.records;
+  all.insert(all.end(), std::make_move_iterator(written.begin()), std::make_move_iterator(written.end()));
   RunSessionResult result;
-  result.summary = summarize_results(final_journal.records, total);
+  result.summary = summarize_results(all, total);
   result.summary["retries_this_session"] = stats.retries;
   result.summary["retry_kinds_this_session"] = stats.retry_kinds;
   const bool interrupted = signals.signal_number() != 0;
