@@ -129,8 +129,9 @@ class KvgateProcess {
     }
     return true;
   }
-  void kill_hard() {
-    if (!reaped_) ::kill(pid_, SIGKILL);
+  void kill_hard() { send(SIGKILL); }
+  void send(int sig) {
+    if (!reaped_) ::kill(pid_, sig);
   }
   int wait() {  // exit code, or 128 + signal
     if (!reaped_) {

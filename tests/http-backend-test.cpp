@@ -301,3 +301,87 @@ TEST_CASE("http: malformed answers never crash the backend", "[http]") {
     CHECK(rs.error);
   }
 }
+
+// ---- TLS: verification on by default, a private CA with --ca-bundle, --insecure off switch ----
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "test_util.h"
+
+namespace {
+// A self-signed certificate for 127.0.0.1 / localhost (its own CA), written as PEM files.
+void write_self_signed(const std::string& cert_path, const std::string& key_path) {
+  EVP_PKEY* key = EVP_RSA_gen(2048);
+  REQUIRE(key);
+  X509* x = X509_new();
+  X509_set_version(x, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), -60);
+  X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+  X509_set_pubkey(x, key);
+  X509_NAME* name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("kvgate test"), -1, -1, 0);
+  X509_set_issuer_name(x, name);
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, x, x, nullptr, nullptr, 0);
+  for (const auto& [nid, value] : std::vector<std::pair<int, const char*>>{{NID_basic_constraints, "critical,CA:TRUE"},
+                                                                          {NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost"}}) {
+    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+    REQUIRE(ext);
+    X509_add_ext(x, ext, -1);
+    X509_EXTENSION_free(ext);
+  }
+  REQUIRE(X509_sign(x, key, EVP_sha256()) > 0);
+  FILE* f = std::fopen(cert_path.c_str(), "wb");
+  PEM_write_X509(f, x);
+  std::fclose(f);
+  f = std::fopen(key_path.c_str(), "wb");
+  PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(f);
+  X509_free(x);
+  EVP_PKEY_free(key);
+}
+}  // namespace
+
+TEST_CASE("http: TLS is verified by default; --ca-bundle trusts a private CA; --insecure turns it off", "[http][security]") {
+  kvtest::TempDir dir;
+  write_self_signed(dir.file("cert.pem"), dir.file("key.pem"));
+  httplib::SSLServer server(dir.file("cert.pem").c_str(), dir.file("key.pem").c_str());
+  REQUIRE(server.is_valid());
+  server.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& rs) {
+    rs.set_content(R"({"choices":[{"message":{"content":"secure"},"finish_reason":"stop"}]})", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  const Trial trial = say("x");
+  {
+    HttpBackendOptions o;
+    o.endpoints = {"https://127.0.0.1:" + std::to_string(port) + "/v1"};
+    o.model = "m";
+    o.timeout_s = 5;
+    HttpBackend strict(o);
+    Response r = ask(strict, trial);
+    CHECK(r.error_kind == "tls");
+    CHECK_FALSE(r.retryable);
+    CHECK_THAT(*r.error, contains("--ca-bundle"));
+
+    o.ca_bundle = dir.file("cert.pem");
+    HttpBackend trusted(o);
+    r = ask(trusted, trial);
+    INFO(r.error.value_or(""));
+    CHECK(r.text == "secure");
+
+    o.ca_bundle.clear();
+    o.insecure = true;
+    HttpBackend insecure(o);
+    r = ask(insecure, trial);
+    CHECK(r.text == "secure");
+    CHECK(insecure.describe()["tls_verify"] == false);
+  }
+  server.stop();
+  t.join();
+}

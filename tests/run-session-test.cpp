@@ -297,3 +297,29 @@ TEST_CASE("run: one process per run directory; plain http to another host is war
                   "--timeout", "0.2", "--connect-timeout", "0.1", "--max-retries", "0", "--progress", "none"});
   CHECK_THAT(r.err, contains("plain http:// to another host"));
 }
+
+TEST_CASE("run: Ctrl-C stops cleanly: in-flight requests are dropped, run.json says interrupted, re-running resumes", "[e2e][run][resume]") {
+  TempDir dir;
+  const std::string tasks = dir.file("tasks.jsonl"), out = dir.file("run");
+  write_say_tasks(tasks, 300);
+  FakeOpenAIServer s;
+  s.answer_delay_ms = 10;
+  s.start();
+  const auto args = plus(base_args(tasks, out, s), {"--concurrency", "4"});
+  KvgateProcess p(args, dir.file("p"));
+  while (count_lines(out + "/results.jsonl") < 20 && p.running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  p.send(SIGINT);
+  CHECK(p.wait() == 130);
+  const auto m = kvgate::read_manifest(out + "/run.json");
+  CHECK(m.extra["status"] == "interrupted");
+  CHECK(m.extra["sessions"][0]["status"] == "interrupted");
+  const Journal partial = read_journal(out + "/results.jsonl");
+  CHECK(partial.duplicates == 0);
+  CHECK(partial.total < 300);
+  for (const auto& [pair, line] : partial.lines) CHECK(line["error"].is_null());  // no "cancelled" lines
+  CHECK_THAT(read_text(dir.file("p.err")), contains("re-run the same command to resume"));
+  auto r = run_kvgate(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  check_complete_and_scored(read_journal(out + "/results.jsonl"), 300, 1);
+}

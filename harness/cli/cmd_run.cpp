@@ -20,7 +20,7 @@ struct RunOptions {
   int top_k = 0;
   bool stream = false, insecure = false, force_new = false, retry_errors = false, fsync = false;
   std::vector<std::string> stop;
-  std::string extra_body, api_key_env, shard, progress = "auto";
+  std::string extra_body, api_key_env, shard, progress = "auto", ca_bundle;
   double retry_base_s = 0.5, retry_max_s = 60.0, max_retry_after_s = 600.0, progress_interval_s = 10.0, max_error_rate = 1.0;
 };
 
@@ -77,6 +77,7 @@ int run(const RunOptions& o, const CLI::App& sub) {
       .api_key = read_api_key(o.api_key_env, !o.api_key_env.empty()),
       .api_key_env = o.api_key_env.empty() ? "OPENAI_API_KEY" : o.api_key_env,
       .insecure = o.insecure,
+      .ca_bundle = o.ca_bundle,
       .timeout_s = o.timeout_s,
       .connect_timeout_s = o.connect_timeout_s,
   };
@@ -142,6 +143,8 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_option("--max-retry-after", o->max_retry_after_s, "Longest Retry-After honoured, seconds")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("--api-key-env", o->api_key_env, "Environment variable holding the API key (default OPENAI_API_KEY; the key is never written anywhere)");
   sub->add_flag("--insecure", o->insecure, "Do not verify TLS certificates (warned)");
+  sub->add_option("--ca-bundle", o->ca_bundle, "PEM file of CA certificates to trust (a private CA) instead of the system's")
+      ->check(CLI::ExistingFile);
   sub->add_option("--shard", o->shard, "Run slice i of n (i/n, from 0/n): trial k belongs to shard k mod n; join with `kvgate merge`");
   sub->add_flag("--force-new", o->force_new, "RUN_DIR holds a run with another configuration: move it to RUN_DIR/superseded/ and start over");
   sub->add_flag("--retry-errors", o->retry_errors, "Drop the error lines from the journal and run those (trial, repeat) pairs again");

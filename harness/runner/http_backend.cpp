@@ -181,6 +181,7 @@ void HttpBackend::configure(Handle& h, double timeout_s) const {
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(o_.connect_timeout_s, timeout_s) * 1000.0));
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (!o_.ca_bundle.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o_.ca_bundle.c_str());
   if (o_.insecure) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -288,7 +289,7 @@ Response HttpBackend::complete(const Request& request) {
                   true);
     if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM)
       return fail("tls", "TLS verification failed: " + curl_message +
-                             " (give the server a trusted certificate, set CURL_CA_BUNDLE, or pass --insecure)",
+                             " (give the server a trusted certificate, pass its CA with --ca-bundle FILE, or --insecure)",
                   false);
     if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_URL_MALFORMAT)
       return fail("connection", "bad endpoint URL: " + curl_message, false);
@@ -348,6 +349,7 @@ json HttpBackend::describe() {
             {"endpoints", redacted_},
             {"stream", o_.stream},
             {"tls_verify", !o_.insecure},
+            {"ca_bundle", o_.ca_bundle.empty() ? json(nullptr) : json(o_.ca_bundle)},
             {"api_key_env", o_.api_key.empty() ? json(nullptr) : json(o_.api_key_env)}};
   if (o_.probe_metadata) {
     std::vector<EndpointProbe> probes;

@@ -25,6 +25,7 @@ struct HttpBackendOptions {
   std::string api_key;                 // sent as a Bearer token; never logged, recorded or reported
   std::string api_key_env;             // the variable it came from (recorded), "" for none
   bool insecure = false;               // skip TLS verification
+  std::string ca_bundle;               // PEM file of the CA certificates to trust ("" = the system's)
   double timeout_s = 600.0;            // per attempt, from when the request is sent
   double connect_timeout_s = 30.0;
   std::size_t max_response_bytes = std::size_t{256} << 20;

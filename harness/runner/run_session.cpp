@@ -280,7 +280,7 @@ RunSessionResult run_session(const RunSessionOptions& o) {
                    .counters = &counters};
   const bool tty = ::isatty(2) == 1;
   ProgressMode mode = parse_progress_mode(o.progress, tty);
-  if (log_level() == LogLevel::quiet) mode = ProgressMode::none;
+  if (log_level() == LogLevel::quiet || work.empty()) mode = ProgressMode::none;
   RunnerStats stats;
   std::mutex written_mu;
   std::vector<ResultRecord> written;  // this session's lines, the fields the summary needs
