@@ -34,7 +34,7 @@ inline void write_say_tasks(const std::string& path, int n, bool chat = true) {
     std::snprintf(id, sizeof id, "say/%04d", i);
     t.id = id;
     t.task = i % 2 ? "odd" : "even";
-    t.bucket = 100 * (i % 3);
+    t.bucket = 1024 * (1 + i % 3);
     const std::string word = "w" + std::to_string(i);
     t.input = chat ? nlohmann::json{{"messages", {{{"role", "user"}, {"content", "Say " + word}}}}} : nlohmann::json{{"prompt", "Say " + word}};
     t.target = word;

@@ -323,3 +323,20 @@ TEST_CASE("run: Ctrl-C stops cleanly: in-flight requests are dropped, run.json s
   REQUIRE(r.exit_code == 0);
   check_complete_and_scored(read_journal(out + "/results.jsonl"), 300, 1);
 }
+
+TEST_CASE("run: two runs made by kvgate run are read by kvgate compare and kvgate validate", "[e2e][run]") {
+  TempDir dir;
+  const std::string tasks = dir.file("tasks.jsonl");
+  write_say_tasks(tasks, 40);
+  FakeOpenAIServer s;
+  s.start();
+  REQUIRE(run_kvgate(base_args(tasks, dir.file("baseline"), s)).exit_code == 0);
+  REQUIRE(run_kvgate(plus(base_args(tasks, dir.file("candidate"), s), {"--seed", "1"})).exit_code == 0);
+  auto r = run_kvgate({"validate", dir.file("baseline"), tasks});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, contains("40 results"));
+  r = run_kvgate({"compare", dir.file("baseline"), dir.file("candidate")});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 2);  // PASS, FAIL or INCONCLUSIVE: the files were understood
+}
