@@ -3,6 +3,8 @@
 
 #include <pcre2.h>
 
+#include <map>
+
 #include "core/error.h"
 
 namespace kvgate {
@@ -26,6 +28,8 @@ Regex::Regex(std::string_view pattern, const RegexOptions& o) : code_(std::make_
     throw Error("regex \"" + pattern_ + "\": " + reinterpret_cast<const char*>(msg) + " at offset " +
                 std::to_string(offset));
   }
+  // JIT when the platform has it (pcre2_match falls back to the interpreter otherwise).
+  pcre2_jit_compile(code_->code, PCRE2_JIT_COMPLETE);
   uint32_t n = 0;
   pcre2_pattern_info(code_->code, PCRE2_INFO_CAPTURECOUNT, &n);
   groups_ = static_cast<int>(n);
@@ -86,6 +90,15 @@ std::string Regex::remove_all(std::string_view subject) const {
   }
   out.append(subject.substr(kept));
   return out;
+}
+
+const Regex& cached_regex(std::string_view pattern, const RegexOptions& o) {
+  thread_local std::map<std::string, Regex> cache;
+  std::string key = std::string(o.ignore_case ? "i" : "-") + (o.dotall ? "s" : "-") + std::string(pattern);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 256) cache.clear();  // user patterns are few; never grow without bound
+  return cache.emplace(std::move(key), Regex(pattern, o)).first->second;
 }
 
 static std::string strip_ascii(std::string s) {

@@ -17,8 +17,8 @@ struct RegexOptions {
 
 struct RegexMatch {
   std::size_t begin = 0, end = 0;   // byte offsets of the whole match
-  std::vector<std::string> groups;  // groups 1..n ("" for a group that did not take part)
-  std::string text;                 // the whole match
+  std::vector<std::string> groups{};  // groups 1..n ("" for a group that did not take part)
+  std::string text{};                 // the whole match
 };
 
 class Regex {
@@ -42,10 +42,14 @@ class Regex {
  private:
   bool search_impl(std::string_view subject, RegexMatch& match, std::size_t from, bool not_empty_at_start) const;
   struct Code;
-  std::unique_ptr<Code> code_;
-  std::string pattern_;
+  std::unique_ptr<Code> code_{};
+  std::string pattern_{};
   int groups_ = 0;
 };
+
+// A compiled pattern from a per-thread cache (graders see the same few patterns on every trial; a
+// Regex is not shared between threads). Throws as the constructor does.
+const Regex& cached_regex(std::string_view pattern, const RegexOptions& options = {});
 
 // Python's re.findall, then lm-eval's RegexFilter on one response: the match at `group_select`
 // (0 first, -1 last, Python indexing); with several groups the first non-empty one; stripped;

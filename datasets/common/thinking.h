@@ -9,8 +9,8 @@
 namespace kvgate {
 
 struct ThinkingSplit {
-  std::string answer;    // the text outside thinking blocks, leading whitespace removed
-  std::string thinking;  // the text of the blocks, concatenated
+  std::string answer{};    // the text outside thinking blocks, leading whitespace removed
+  std::string thinking{};  // the text of the blocks, concatenated
   bool found = false;        // a <think> or </think> tag was present
   bool unterminated = false;  // a <think> block never closed (the model ran out of tokens while thinking)
 };

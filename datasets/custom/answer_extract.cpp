@@ -18,7 +18,7 @@ std::string trim(std::string_view s) {
 
 // The last match of `pattern` with the letter class substituted, returning group 1 and the end offset.
 bool last_letter(std::string_view text, const std::string& pattern, std::string& letter, std::size_t& end, bool ignore_case) {
-  const Regex re(pattern, {.ignore_case = ignore_case});
+  const Regex& re = cached_regex(pattern, {.ignore_case = ignore_case, .dotall = false});
   const auto all = re.find_all(text);
   if (all.empty()) return false;
   letter.clear();
@@ -85,7 +85,7 @@ ExtractedAnswer extract_choice(std::string_view response, std::string_view choic
   const std::string phrase = "(?i:" + lead + ")(?:\\(\\s*(" + Lboth + ")\\s*\\)|\\*\\*\\s*\\(?(" + Lboth + ")\\)?\\s*\\*\\*|\\[(" +
                              Lboth + ")\\]|(" + L + ")" + end + ")";
   {
-    const Regex re(phrase);
+    const Regex& re = cached_regex(phrase);
     const auto all = re.find_all(response);
     if (!all.empty()) {
       for (const std::string& g : all.back().groups)
@@ -95,7 +95,7 @@ ExtractedAnswer extract_choice(std::string_view response, std::string_view choic
       out.text = letter;
       out.via = "answer_is";
       // "(B) or (C)", "B and C", "B, C": the statement names several options.
-      const Regex more(R"(^[\s*)\].]*(?:or|and|,|/|&)\s*[(\[*]*)" + L + end);
+      const Regex& more = cached_regex(R"(^[\s*)\].]*(?:or|and|,|/|&)\s*[(\[*]*)" + L + end);
       RegexMatch m;
       if (more.search(response.substr(at), m)) out.ambiguous = true;
       return out;

@@ -8,8 +8,8 @@
 namespace kvgate {
 
 struct ExtractedAnswer {
-  std::string text;  // "" when nothing was found
-  std::string via;   // "boxed", "####", "answer_is", "last_number", "whole", ...
+  std::string text{};  // "" when nothing was found
+  std::string via{};   // "boxed", "####", "answer_is", "last_number", "whole", ...
   bool ambiguous = false;  // the final statement names several answers ("(B) or (C)")
 };
 

@@ -14,22 +14,22 @@ namespace kvgate {
 
 struct CustomGenOptions {
   std::string name = "custom";         // the task name; ids are "<name>/<id>"
-  std::string input_field;             // the prompt (a string, or an array of chat messages); optional with a template
-  std::string target_field;            // required
-  std::string id_field;                // "" = a stable hash of the rendered input
-  std::string prompt_template;         // "" = the input field as it is
-  std::string system;                  // chat only
+  std::string input_field{};             // the prompt (a string, or an array of chat messages); optional with a template
+  std::string target_field{};            // required
+  std::string id_field{};                // "" = a stable hash of the rendered input
+  std::string prompt_template{};         // "" = the input field as it is
+  std::string system{};                  // chat only
   bool chat = true;                    // false: completions {"prompt": ...}
   std::string grader = "exact";
   nlohmann::json grader_params = nlohmann::json::object();
-  std::optional<int> max_tokens;
-  std::optional<std::size_t> limit;    // a seeded random subset of the rows
+  std::optional<int> max_tokens{};
+  std::optional<std::size_t> limit{};    // a seeded random subset of the rows
   std::uint64_t seed = 1;
 };
 
 struct CustomRow {
-  nlohmann::json value;
-  std::string where;  // "data.jsonl:7", for messages
+  nlohmann::json value{};
+  std::string where{};  // "data.jsonl:7", for messages
 };
 
 // Rows from a JSONL file (each must be an object; errors name the line).

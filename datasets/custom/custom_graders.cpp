@@ -40,7 +40,7 @@ Grade grade_regex(const GradeInput& in) {
   const ThinkingSplit split = split_thinking(in.response);
   std::string extracted;
   try {
-    const Regex re(p.required_str("pattern"), {.ignore_case = p.flag("pattern_ignore_case", false)});
+    const Regex& re = cached_regex(p.required_str("pattern"), {.ignore_case = p.flag("pattern_ignore_case", false), .dotall = false});
     const auto group = p.integer("group");
     if (group && (*group < 0 || *group > re.group_count()))
       p.fail("parameter \"group\" " + std::to_string(*group) + " is not a group of the pattern");

@@ -41,7 +41,7 @@ class GraderParams {
 
  private:
   const nlohmann::json& g_;
-  std::string where_;
+  std::string where_{};
 };
 
 }  // namespace kvgate

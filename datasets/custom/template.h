@@ -21,11 +21,11 @@ class PromptTemplate {
 
  private:
   struct Piece {
-    bool field;
-    std::string text;  // literal text or field name
+    bool field{};
+    std::string text{};  // literal text or field name
   };
-  std::vector<Piece> pieces_;
-  std::vector<std::string> fields_;
+  std::vector<Piece> pieces_{};
+  std::vector<std::string> fields_{};
 };
 
 // One field value as prompt text (see above); Error naming where and field for objects and nulls.

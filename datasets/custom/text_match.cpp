@@ -42,7 +42,7 @@ std::string lower(std::string_view s) {
 
 std::string normalize_text(std::string_view text, const TextMatchOptions& o) {
   std::string s(text);
-  for (const std::string& pattern : o.regexes_to_ignore) s = Regex(pattern).remove_all(s);
+  for (const std::string& pattern : o.regexes_to_ignore) s = cached_regex(pattern).remove_all(s);
   std::string out;
   bool space = false;
   for (unsigned char c : s) {

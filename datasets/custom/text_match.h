@@ -14,7 +14,7 @@ namespace kvgate {
 struct TextMatchOptions {
   bool case_sensitive = false;
   bool ignore_punctuation = false;
-  std::vector<std::string> regexes_to_ignore;
+  std::vector<std::string> regexes_to_ignore{};
 };
 TextMatchOptions text_match_options(const GraderParams& params);
 

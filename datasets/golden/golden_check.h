@@ -26,7 +26,7 @@ const char* to_string(BreakKind kind);
 // What a golden prompt asked for, from the trial's input (or from a grade's details, see below).
 struct GoldenRequest {
   bool json_requested = false;          // response_format json_object or json_schema
-  std::vector<std::string> tool_names;  // the functions offered in "tools"
+  std::vector<std::string> tool_names{};  // the functions offered in "tools"
 };
 GoldenRequest golden_request_from_input(const nlohmann::json& input);
 nlohmann::json to_json(const GoldenRequest& request);
@@ -36,23 +36,23 @@ GoldenRequest golden_request_from_json(const nlohmann::json& j, const std::strin
 
 // One output as a results line holds it.
 struct GoldenOutput {
-  std::string response;       // the answer text (thinking is removed by the checks)
-  std::string finish_reason;  // "stop", "length", "tool_calls", ...
+  std::string response{};       // the answer text (thinking is removed by the checks)
+  std::string finish_reason{};  // "stop", "length", "tool_calls", ...
   nlohmann::json tool_calls = nullptr;  // OpenAI's message.tool_calls array, or null
 };
 // response, finish_reason and the extra field "tool_calls" of a results line.
 GoldenOutput golden_output_from_result(const ResultRecord& record);
 
 struct OutputProblem {
-  BreakKind kind;
-  std::string detail;  // one line: which tool, the JSON parse error, ...
+  BreakKind kind{};
+  std::string detail{};  // one line: which tool, the JSON parse error, ...
 };
 
 // Whether text is a JSON object or array, by itself or as the only content of one ``` fence.
 struct JsonCheck {
   bool valid = false;
   bool fenced = false;
-  std::string error;  // the parser's message when not valid
+  std::string error{};  // the parser's message when not valid
 };
 JsonCheck check_json_text(std::string_view text);
 

@@ -25,13 +25,13 @@
 namespace kvgate {
 
 struct StructuralBreak {
-  BreakKind kind;
-  std::string detail;
+  BreakKind kind{};
+  std::string detail{};
   bool in_baseline = false;  // the baseline had the same problem (only possible for requested JSON)
 };
 
 struct GoldenDiff {
-  std::vector<StructuralBreak> breaks;
+  std::vector<StructuralBreak> breaks{};
   bool exact_match = false;    // same answer text and the same tool calls (names and parsed arguments)
   double edit_distance = 0.0;  // normalized Levenshtein of the rendered outputs, code points: 0 same, 1 nothing shared
 };
@@ -54,7 +54,7 @@ struct GoldenSummary {
   double mean_edit_distance = 0.0;
   std::size_t breaks = 0;             // counted under the policy
   std::size_t prompts_with_breaks = 0;
-  std::map<std::string, std::size_t> breaks_by_kind;
+  std::map<std::string, std::size_t> breaks_by_kind{};
   bool gate_failed = false;           // breaks > policy.max_breaks
 };
 

@@ -16,13 +16,13 @@
 namespace kvgate {
 
 struct GoldenGenOptions {
-  std::string prompts_path;
-  std::optional<int> max_tokens;  // for requests that carry none; unset = the run's --max-tokens
+  std::string prompts_path{};
+  std::optional<int> max_tokens{};  // for requests that carry none; unset = the run's --max-tokens
 };
 
 struct GoldenGenResult {
-  std::vector<Trial> trials;
-  std::vector<std::string> ignored_keys;  // request keys dropped (sorted, unique), for the warning
+  std::vector<Trial> trials{};
+  std::vector<std::string> ignored_keys{};  // request keys dropped (sorted, unique), for the warning
 };
 
 // Errors name the file and line: not an object, "messages" missing or malformed, bad "tools" or

@@ -13,15 +13,15 @@ namespace kvgate {
 struct Gsm8kProblem {
   std::size_t index = 0;     // 0-based position in the file: trial ids use it ("gsm8k/0042")
   std::size_t line = 0;      // 1-based line in the file, for messages
-  std::string question;
-  std::string answer;        // the whole solution, as lm-eval's doc_to_target
-  std::string final_answer;  // the text after the last "####", trimmed ("72", "1,000")
+  std::string question{};
+  std::string answer{};        // the whole solution, as lm-eval's doc_to_target
+  std::string final_answer{};  // the text after the last "####", trimmed ("72", "1,000")
 };
 
 struct Gsm8kFile {
-  std::string path;
-  std::string sha256;
-  std::vector<Gsm8kProblem> problems;
+  std::string path{};
+  std::string sha256{};
+  std::vector<Gsm8kProblem> problems{};
 };
 
 // Reads a GSM8K JSONL file. Errors name the file and line: a line that is not a JSON object, a
@@ -35,7 +35,7 @@ struct Gsm8kSplit {
   const char* name;    // "test" | "train"
   const char* file;    // file name in the repository and in the cache
   const char* sha256;  // of the official file
-  std::size_t rows;
+  std::size_t rows{};
 };
 // The official splits; an Error for another name.
 const Gsm8kSplit& gsm8k_split(std::string_view name);

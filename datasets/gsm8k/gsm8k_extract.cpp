@@ -9,11 +9,11 @@
 namespace kvgate {
 
 std::string gsm8k_extract_strict(std::string_view response, std::string_view pattern) {
-  return regex_filter(Regex(pattern), response, 0, kGsm8kInvalid);
+  return regex_filter(cached_regex(pattern), response, 0, kGsm8kInvalid);
 }
 
 std::string gsm8k_extract_flexible(std::string_view response, std::string_view pattern) {
-  return regex_filter(Regex(pattern), response, -1, kGsm8kInvalid);
+  return regex_filter(cached_regex(pattern), response, -1, kGsm8kInvalid);
 }
 
 std::string gsm8k_normalize(std::string_view text) {

@@ -28,7 +28,7 @@ bool gsm8k_exact_match(std::string_view prediction, std::string_view reference);
 bool gsm8k_numeric_match(std::string_view prediction, std::string_view reference);
 
 struct Gsm8kFilterScore {
-  std::string extracted;        // "[invalid]" when the filter found nothing
+  std::string extracted{};        // "[invalid]" when the filter found nothing
   bool correct = false;         // lm-eval exact_match
   bool numeric_correct = false;  // numeric equality (extra)
 };

@@ -34,10 +34,10 @@ inline constexpr const char* kGsm8kChatInstruction =
 struct Gsm8kGenOptions {
   Gsm8kStyle style = Gsm8kStyle::lm_eval;
   std::uint64_t seed = 1;
-  std::optional<std::size_t> limit;     // a seeded random subset of the test problems
-  std::optional<int> num_fewshot;       // default: 5 (gsm8k), 8 (gsm8k-cot), 0 (chat; only 0 allowed)
-  std::string system;                   // chat only: a system message
-  std::optional<int> max_tokens;        // default: 256 for the completion styles (lm-eval), unset for chat
+  std::optional<std::size_t> limit{};     // a seeded random subset of the test problems
+  std::optional<int> num_fewshot{};       // default: 5 (gsm8k), 8 (gsm8k-cot), 0 (chat; only 0 allowed)
+  std::string system{};                   // chat only: a system message
+  std::optional<int> max_tokens{};        // default: 256 for the completion styles (lm-eval), unset for chat
   std::string primary = "strict";       // which filter decides passed: "strict" | "flexible"
 };
 
