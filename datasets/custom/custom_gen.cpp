@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "common/chat_messages.h"
 #include "common/subset.h"
 #include "core/error.h"
 #include "core/json_fields.h"
@@ -60,6 +61,7 @@ json chat_messages(const CustomRow& row, const json& input, const std::string& f
   json messages = json::array();
   if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
   if (input.is_array() && !input.empty() && input[0].is_object()) {  // the field already holds chat messages
+    check_chat_messages(input, row.where, field);
     for (const json& m : input) messages.push_back(m);
     return messages;
   }

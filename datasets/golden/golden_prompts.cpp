@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/chat_messages.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/jsonl.h"
@@ -80,8 +81,8 @@ GoldenGenResult make_golden_trials(const GoldenGenOptions& o) {
     else if (!batch && request.contains("id")) id = id_text(f, request["id"], "id");
 
     json input = json::object();
-    const json& messages = f.array("messages");
-    if (messages.empty()) f.fail("messages", "is empty: a request needs at least one message");
+    const json& messages = f.any("messages");
+    check_chat_messages(messages, f.where(), "messages");
     input["messages"] = messages;
     if (f.has_value("tools")) {
       check_tools(f, request["tools"]);
