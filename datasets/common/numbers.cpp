@@ -193,9 +193,7 @@ std::optional<std::string> last_boxed(std::string_view text) {
 std::optional<std::string> last_number_in(std::string_view text) {
   std::string s(text);
   replace_all(s, "\xE2\x88\x92", "-");
-  static const Regex number(
-      R"(-?\\[dt]?frac\{\s*-?[0-9.,]+\s*\}\{\s*-?[0-9.,]+\s*\})"
-      R"(|(?<![A-Za-z0-9_])-?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)?\.?[0-9]+(?:[eE][-+]?[0-9]+)?(?:\s*/\s*[0-9]+(?![0-9]*\.[0-9]))?)");
+  const Regex& number = cached_regex(kAnswerNumberPattern);
   const auto all = number.find_all(s);
   if (all.empty()) return std::nullopt;
   std::string out = all.back().text;

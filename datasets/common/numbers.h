@@ -7,6 +7,13 @@
 
 namespace kvgate {
 
+// A number as free text writes it (PCRE2 syntax): sign, a currency sign, thousands separators,
+// decimals, an exponent, an a/b fraction, or \frac{a}{b}.
+inline constexpr const char* kAnswerNumberPattern =
+    R"(-?\\[dt]?frac\{\s*-?[0-9.,]+\s*\}\{\s*-?[0-9.,]+\s*\})"
+    R"(|(?<![A-Za-z0-9_])-?\$?(?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+    R"((?:\s*/\s*[0-9]+(?![0-9]*\.[0-9]))?)";
+
 // The whole text as one number (after trimming and removing $, %, LaTeX spacing, \text{}, a leading
 // "x =" and a trailing "."); nullopt when it is anything else ("5 apples", "x+1", "").
 std::optional<double> parse_answer_number(std::string_view text);

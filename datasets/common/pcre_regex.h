@@ -47,8 +47,8 @@ class Regex {
   int groups_ = 0;
 };
 
-// A compiled pattern from a per-thread cache (graders see the same few patterns on every trial; a
-// Regex is not shared between threads). Throws as the constructor does.
+// A compiled pattern from a per-thread cache (graders see the same few patterns on every trial; per
+// thread, so no lock). Throws as the constructor does. A Regex itself may be used from any thread.
 const Regex& cached_regex(std::string_view pattern, const RegexOptions& options = {});
 
 // Python's re.findall, then lm-eval's RegexFilter on one response: the match at `group_select`

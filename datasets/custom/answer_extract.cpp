@@ -52,8 +52,7 @@ ExtractedAnswer extract_numeric_answer(std::string_view response, bool require_b
   static const Regex answer_is(R"((?i)\banswer\b(?:\s+is)?\s*[:=]?\s*(?:\*\*)?([^\n]*))");
   const auto phrases = answer_is.find_all(response);
   for (auto it = phrases.rbegin(); it != phrases.rend(); ++it) {
-    static const Regex first_number(
-        R"(-?\\[dt]?frac\{[^{}]*\}\{[^{}]*\}|(?<![A-Za-z0-9_])-?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)?\.?[0-9]+(?:[eE][-+]?[0-9]+)?(?:\s*/\s*[0-9]+)?)");
+    const Regex& first_number = cached_regex(kAnswerNumberPattern);
     RegexMatch m;
     if (first_number.search(it->groups[0], m)) {
       out.text = m.text;

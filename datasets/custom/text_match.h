@@ -18,7 +18,7 @@ struct TextMatchOptions {
 };
 TextMatchOptions text_match_options(const GraderParams& params);
 
-// regexes removed, punctuation dropped (if asked), whitespace trimmed and collapsed, lower-cased
+// regexes removed (before case folding, as lm-eval: write them for the text as it is), punctuation dropped (if asked), whitespace trimmed and collapsed, lower-cased
 // (Unicode simple lower case) unless case_sensitive.
 std::string normalize_text(std::string_view text, const TextMatchOptions& options);
 
