@@ -63,14 +63,23 @@ std::size_t distance(const std::vector<std::int32_t>& pattern, const std::vector
     bits[i / 64] |= std::uint64_t{1} << (i % 64);
   }
   const std::vector<std::uint64_t> none(blocks, 0);
+  // Byte-range characters (most of any text) through a flat table, the rest through the map.
+  std::vector<const std::uint64_t*> low(256, none.data());
+  for (const auto& [c, bits] : peq)
+    if (c >= 0 && c < 256) low[static_cast<std::size_t>(c)] = bits.data();
   std::vector<std::uint64_t> Pv(blocks, ~std::uint64_t{0}), Mv(blocks, 0);
   const int last_bit = static_cast<int>((m - 1) % 64);
   std::size_t score = m;
   for (std::int32_t c : text) {
-    auto it = peq.find(c);
-    const std::vector<std::uint64_t>& eq = it == peq.end() ? none : it->second;
+    const std::uint64_t* eq = none.data();
+    if (c >= 0 && c < 256) {
+      eq = low[static_cast<std::size_t>(c)];
+    } else if (auto it = peq.find(c); it != peq.end()) {
+      eq = it->second.data();
+    }
     int h = 1;  // the top row D[0][j] = j grows by one per column
-    for (std::size_t b = 0; b < blocks; ++b) h = advance_block(Pv[b], Mv[b], eq[b], h, b + 1 == blocks ? last_bit : 63);
+    for (std::size_t b = 0; b + 1 < blocks; ++b) h = advance_block(Pv[b], Mv[b], eq[b], h, 63);
+    h = advance_block(Pv[blocks - 1], Mv[blocks - 1], eq[blocks - 1], h, last_bit);
     score = static_cast<std::size_t>(static_cast<long long>(score) + h);
   }
   return score;
