@@ -76,7 +76,7 @@ std::vector<CustomRow> read_custom_rows(const std::string& path) {
   for_each_jsonl(path, [&](json&& v, std::size_t line) {
     const std::string where = path + ":" + std::to_string(line);
     if (!v.is_object()) throw Error(where + ": not a JSON object (" + describe_json_value(v) + "): one row per line, {\"field\": ...}");
-    rows.push_back({std::move(v), where});
+    rows.push_back({std::move(v), where, line});
   });
   if (rows.empty()) throw Error(path + ": no rows (the file is empty)");
   return rows;
@@ -146,7 +146,7 @@ std::vector<Trial> make_custom_trials(const std::vector<CustomRow>& rows, const 
     t.input = std::move(input);
     t.target = *target;
     t.grader = grader;
-    t.meta = {{"source_line", row.where}, {"source_index", index}, {"id_from", o.id_field.empty() ? "hash" : "field"},
+    t.meta = {{"source_line", row.line}, {"source_index", index}, {"id_from", o.id_field.empty() ? "hash" : "field"},
               {"data_sha256", source_sha256}, {"version", kVersion}};
     if (o.limit) t.meta["subset"] = {{"limit", *o.limit}, {"of", rows.size()}, {"seed", o.seed}};
     t = trial_from_json(to_json(t), row.where);  // the checks every tasks file gets (messages, roles)

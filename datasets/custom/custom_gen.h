@@ -30,6 +30,7 @@ struct CustomGenOptions {
 struct CustomRow {
   nlohmann::json value{};
   std::string where{};  // "data.jsonl:7", for messages
+  std::size_t line{};   // 1-based line (or row number), recorded in the trial's meta
 };
 
 // Rows from a JSONL file (each must be an object; errors name the line).
