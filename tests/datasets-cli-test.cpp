@@ -1,6 +1,7 @@
 // gen gsm8k | golden | custom and grade gsm8k, end to end through the kvgate binary.
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "catch_compat.hpp"
 #include "core/jsonl.h"
@@ -133,4 +134,71 @@ TEST_CASE("e2e: gen custom", "[e2e][custom]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, contains("--grader-params {tolerance: 1}: not valid JSON"));
   CHECK_FALSE(std::filesystem::exists(dir.file("x.jsonl")));
+}
+
+namespace {
+
+// A results line as the runner writes it for a golden trial graded by `golden`.
+json golden_result(const std::string& id, const std::string& response, const std::string& finish, json tool_calls,
+                   bool json_requested) {
+  json j = {{"id", id},           {"task", "golden"},        {"bucket", 0},     {"repeat", 0},
+            {"score", 1.0},       {"passed", true},          {"error", nullptr}, {"response", response},
+            {"finish_reason", finish}};
+  if (!tool_calls.is_null()) j["tool_calls"] = tool_calls;
+  j["grade"] = {{"value", "correct"},
+                {"extracted", ""},
+                {"explanation", ""},
+                {"details", {{"problems", json::array()}, {"request", {{"json_requested", json_requested}, {"tools", {"get_weather"}}}}}}};
+  return j;
+}
+
+void write_run(const std::string& dir, const std::string& label, const std::vector<json>& lines) {
+  std::filesystem::create_directories(dir);
+  kvtest::write_text(dir + "/run.json", json{{"label", label}}.dump());
+  std::string text;
+  for (const json& l : lines) text += l.dump() + "\n";
+  kvtest::write_text(dir + "/results.jsonl", text);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: compare flags golden structural breaks and fails the gate", "[e2e][golden]") {
+  kvtest::TempDir dir;
+  const json call = json::array({{{"id", "c1"}, {"type", "function"},
+                                  {"function", {{"name", "get_weather"}, {"arguments", "{\"city\": \"Paris\"}"}}}}});
+  std::vector<json> base, same, broken;
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "golden/p" + std::to_string(i);
+    base.push_back(golden_result(id, "{\"n\": " + std::to_string(i) + "}", "stop", nullptr, true));
+  }
+  base.push_back(golden_result("golden/tool", "", "tool_calls", call, false));
+  same = base;
+  broken = base;
+  broken[3] = golden_result("golden/p3", "{\"n\": ", "length", nullptr, true);  // truncated, and no longer JSON
+  broken[40] = golden_result("golden/tool", "", "tool_calls",
+                             json::array({{{"id", "c9"}, {"type", "function"}, {"function", {{"name", "get_wether"}, {"arguments", "{}"}}}}}),
+                             false);
+  write_run(dir.file("base"), "bf16", base);
+  write_run(dir.file("same"), "fp8-same", same);
+  write_run(dir.file("broken"), "fp8-broken", broken);
+
+  auto r = run_kvgate({"compare", dir.file("base"), dir.file("broken"), "--json", dir.file("broken.json")});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  const json j = json::parse(kvtest::read_text(dir.file("broken.json")));
+  const json& task = j["pairs"][0]["tasks"][0];
+  std::map<std::string, json> findings;
+  for (const json& f : task["findings"]) findings[f["check"]] = f;
+  REQUIRE(findings.count("golden.truncated"));
+  CHECK(findings["golden.truncated"]["severity"] == "fail");
+  CHECK(findings["golden.truncated"]["trials"][0]["id"] == "golden/p3");
+  CHECK(findings.count("golden.invalid_json"));
+  CHECK(findings.count("golden.tool_call_unknown_tool"));
+  CHECK_THAT(findings["golden.similarity"]["message"].get<std::string>(), contains("exact match 95.1% (39 of 41 outputs)"));
+  CHECK_THAT(r.out, contains("golden.truncated"));
+
+  r = run_kvgate({"compare", dir.file("base"), dir.file("same"), "--json", dir.file("same.json")});
+  CHECK(r.exit_code != 1);  // no break: the ratio decides (PASS, or INCONCLUSIVE at this n)
+  const json s = json::parse(kvtest::read_text(dir.file("same.json")));
+  for (const json& f : s["pairs"][0]["tasks"][0]["findings"]) CHECK(f["severity"] != "fail");
 }

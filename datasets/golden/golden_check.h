@@ -27,6 +27,7 @@ const char* to_string(BreakKind kind);
 struct GoldenRequest {
   bool json_requested = false;          // response_format json_object or json_schema
   std::vector<std::string> tool_names{};  // the functions offered in "tools"
+  bool tools_known = true;  // false when the request is unknown (results without the golden grader's details)
 };
 GoldenRequest golden_request_from_input(const nlohmann::json& input);
 nlohmann::json to_json(const GoldenRequest& request);
