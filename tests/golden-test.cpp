@@ -201,6 +201,9 @@ TEST_CASE("golden: each kind of break of the candidate against the baseline", "[
     const kvgate::GoldenDiff d = kvgate::compare_golden(c.request, c.baseline, c.candidate);
     CHECK(kinds(d) == c.breaks);
   }
+  // Results without the grader's details: the offered tools are unknown, so no tool is "unknown".
+  const kvgate::GoldenRequest unknown{.json_requested = false, .tool_names = {}, .tools_known = false};
+  CHECK(kinds(kvgate::compare_golden(unknown, out("", "tool_calls", good_call), out("", "tool_calls", json::array({call("x", "{}")})))).empty());
   const kvgate::GoldenDiff shared = kvgate::compare_golden(wants_json, out("nope"), out("nah"));
   REQUIRE(shared.breaks.size() == 1);
   CHECK(shared.breaks[0].in_baseline);
