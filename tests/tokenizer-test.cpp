@@ -10,6 +10,7 @@
 #include "test_util.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/normalizer.h"
+#include "tokenizer/token_counter.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -287,4 +288,38 @@ TEST_CASE("tokenizer: the folder of a checkpoint loads like its tokenizer.json",
   const Tokenizer t = Tokenizer::load(qwen3_dir());
   CHECK(t.encode("Hello world") == qwen3().encode("Hello world"));
   CHECK(t.has_chat_template());
+}
+
+TEST_CASE("tokenizer: fixtures made by HF tokenizers: every pipeline gives HF's ids and decodes", "[tokenizer]") {
+  for (const char* name : {"tiny-bpe", "llama3-like", "nfkc-digits", "split-merged-previous", "split-merged-next"}) {
+    const std::string dir = std::string("tests/data/tokenizers/") + name;
+    const Tokenizer t = Tokenizer::load(dir + "/tokenizer.json");
+    std::size_t n = 0;
+    for (const auto& g : read_jsonl(dir + "/golden.jsonl")) {
+      const std::string text = g["text"].get<std::string>();
+      INFO(name << ": " << json(text).dump());
+      const auto ids = g["ids"].get<std::vector<std::int32_t>>();
+      CHECK(t.encode(text) == ids);
+      CHECK(t.encode(text, true) == g["ids_special"].get<std::vector<std::int32_t>>());
+      CHECK(t.decode(ids) == g["decoded"].get<std::string>());
+      CHECK(t.decode(ids, true) == g["decoded_skip"].get<std::string>());
+      ++n;
+    }
+    CHECK(n > 70);
+  }
+}
+
+TEST_CASE("tokenizer: a small trained tokenizer with a ChatML template (the demo model's shape)", "[tokenizer]") {
+  const Tokenizer t = Tokenizer::load("tests/data/tokenizers/tiny-bpe");
+  REQUIRE(t.has_chat_template());
+  CHECK(t.special_tokens().eos.text == "<|im_end|>");
+  CHECK(t.special_tokens().eos.id == t.token_to_id("<|im_end|>"));
+  kvgate::ChatOptions o;
+  o.add_generation_prompt = true;
+  const auto msgs = nlohmann::ordered_json::parse(R"([{"role":"system","content":"Be brief."},{"role":"user","content":"2+2?"}])");
+  const std::string text = t.apply_chat_template(msgs, o);
+  CHECK(text == kvgate::render_chatml(nlohmann::json(msgs), true));
+  const auto ids = t.encode_chat(msgs, o);
+  CHECK(ids.front() == *t.token_to_id("<|im_start|>"));
+  CHECK(t.decode(ids) == text);
 }

@@ -77,7 +77,11 @@ class Parser {
     for (;;) {
       const Token& tk = cur();
       if (tk.type == Tok::End) {
-        if (end_names.size()) fail(std::string("unexpected end of template, expected '") + *end_names.begin() + "'");
+        if (end_names.size()) {
+          std::string names;
+          for (const char* e : end_names) names += (names.empty() ? "'" : " or '") + std::string(e) + "'";
+          fail("unexpected end of template, expected " + names);
+        }
         return body;
       }
       if (tk.type == Tok::Text) {
