@@ -35,15 +35,59 @@ void BpeModel::insert_merge(std::int32_t left, std::int32_t right, std::uint32_t
   }
 }
 
-std::unique_ptr<BpeModel> BpeModel::from_json(const nlohmann::json& m, const std::string& where) {
+void add_merge_string(BpeTables& t, std::string_view s) {
+  const std::size_t sp = s.find(' ');
+  if (sp == std::string_view::npos || s.find(' ', sp + 1) != std::string_view::npos) {
+    if (t.error.empty())
+      t.error = "merge " + std::to_string(t.merges.size()) + " (\"" + std::string(s) + "\") must be two tokens separated by one space";
+    t.merges.emplace_back();
+    return;
+  }
+  t.merges.emplace_back(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)));
+}
+
+void add_merge(BpeTables& t, const nlohmann::json& mg) {
+  if (mg.is_string()) {
+    add_merge_string(t, mg.get_ref<const std::string&>());
+  } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
+    t.merges.emplace_back(mg[0].get<std::string>(), mg[1].get<std::string>());
+  } else {
+    if (t.error.empty()) t.error = "merge " + std::to_string(t.merges.size()) + " must be \"a b\" or [\"a\", \"b\"]";
+    t.merges.emplace_back();
+  }
+}
+
+BpeTables bpe_tables_from_json(const nlohmann::json& m, const std::string& where) {
+  BpeTables t;
+  if (!m.is_object()) return t;
+  if (m.contains("vocab") && m["vocab"].is_object()) {
+    t.have_vocab = true;
+    for (auto it = m["vocab"].begin(); it != m["vocab"].end(); ++it) {
+      if (!it.value().is_number_integer()) {
+        if (t.error.empty()) t.error = "vocab entry \"" + it.key() + "\" must map to a non-negative integer id";
+        continue;
+      }
+      t.vocab.emplace_back(it.key(), it.value().get<std::int64_t>());
+    }
+  }
+  if (m.contains("merges") && m["merges"].is_array()) {
+    t.have_merges = true;
+    for (const auto& mg : m["merges"]) add_merge(t, mg);
+  }
+  (void)where;
+  return t;
+}
+
+std::unique_ptr<BpeModel> BpeModel::build(const nlohmann::json& m, BpeTables tables, const std::string& where) {
   if (!m.is_object()) throw Error(where + ": \"model\" must be an object");
   const std::string type = m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : "BPE";
   if (type != "BPE")
     throw Error(where + ": model type \"" + type +
                 "\" is not supported (kvgate reads byte-level BPE tokenizers: GPT-2, Llama-3, Qwen families); "
                 "use the server's /tokenize endpoint (--tokenize-url) for this model");
-  if (!m.contains("vocab") || !m["vocab"].is_object()) throw Error(where + ": BPE model needs a \"vocab\" object");
-  if (!m.contains("merges") || !m["merges"].is_array()) throw Error(where + ": BPE model needs a \"merges\" array");
+  if (!tables.have_vocab) throw Error(where + ": BPE model needs a \"vocab\" object");
+  if (!tables.have_merges) throw Error(where + ": BPE model needs a \"merges\" array");
+  if (!tables.error.empty()) throw Error(where + ": " + tables.error);
   if (m.contains("dropout") && !m["dropout"].is_null() && !(m["dropout"].is_number() && m["dropout"].get<double>() == 0.0))
     throw Error(where + ": BPE dropout is random; kvgate encodes deterministically: set \"dropout\" to null");
   if (!opt_string(m, "continuing_subword_prefix", where).empty() || !opt_string(m, "end_of_word_suffix", where).empty())
@@ -54,78 +98,64 @@ std::unique_ptr<BpeModel> BpeModel::from_json(const nlohmann::json& m, const std
   bpe->ignore_merges_ = opt_bool(m, "ignore_merges", where);
   // byte_fallback only matters for characters outside the vocabulary, which byte-level never has.
 
-  std::int32_t max_id = -1;
-  for (auto it = m["vocab"].begin(); it != m["vocab"].end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<std::int64_t>() < 0 || it.value().get<std::int64_t>() > (1 << 30))
-      throw Error(where + ": vocab entry \"" + it.key() + "\" must map to a non-negative integer id");
-    const auto id = static_cast<std::int32_t>(it.value().get<std::int64_t>());
-    bpe->vocab_[it.key()] = id;
+  std::int64_t max_id = -1;
+  bpe->vocab_.reserve(tables.vocab.size());
+  for (const auto& [tok, id] : tables.vocab) {
+    if (id < 0 || id > (1 << 30))
+      throw Error(where + ": vocab entry \"" + tok + "\" must map to a non-negative integer id below 2^30");
+    bpe->vocab_.insert(tok, static_cast<std::int32_t>(id));
     max_id = std::max(max_id, id);
   }
-  bpe->id_to_token_.resize(static_cast<std::size_t>(max_id + 1));
-  bpe->has_id_.assign(static_cast<std::size_t>(max_id + 1), 0);
-  for (const auto& [tok, id] : bpe->vocab_) {
-    bpe->id_to_token_[id] = tok;
-    bpe->has_id_[id] = 1;
+  bpe->id_to_token_.assign(static_cast<std::size_t>(max_id + 1), {0, ~0U});
+  bpe->vocab_.for_each([&](std::string_view tok, std::int32_t id) {
+    bpe->id_to_token_[static_cast<std::size_t>(id)] = {static_cast<std::uint32_t>(bpe->tokens_.size()), static_cast<std::uint32_t>(tok.size())};
+    bpe->tokens_.append(tok);
+  });
+  if (bpe->ignore_merges_) {
+    std::string bytes;
+    bpe->bytes_vocab_.reserve(bpe->vocab_.size());
+    bpe->vocab_.for_each([&](std::string_view tok, std::int32_t id) {
+      bytes.clear();
+      if (byte_level_to_bytes(tok, bytes)) bpe->bytes_vocab_.insert(bytes, id);
+    });
   }
-  std::string bytes;
-  for (const auto& [tok, id] : bpe->vocab_) {
-    bytes.clear();
-    if (byte_level_to_bytes(tok, bytes)) bpe->bytes_vocab_.emplace(bytes, id);
-  }
-  for (int b = 0; b < 256; ++b) {
-    std::string ch;
-    ch = bytes_to_byte_level(std::string(1, static_cast<char>(b)));
-    const auto it = bpe->vocab_.find(ch);
-    bpe->byte_id_[b] = it == bpe->vocab_.end() ? -1 : it->second;
-  }
+  for (int b = 0; b < 256; ++b) bpe->byte_id_[b] = bpe->vocab_.find(bytes_to_byte_level(std::string(1, static_cast<char>(b))));
   const std::string unk = opt_string(m, "unk_token", where);
   if (!unk.empty()) {
-    const auto it = bpe->vocab_.find(unk);
-    if (it == bpe->vocab_.end()) throw Error(where + ": unk_token \"" + unk + "\" is not in the vocab");
-    bpe->unk_id_ = it->second;
+    const std::int32_t id = bpe->vocab_.find(unk);
+    if (id < 0) throw Error(where + ": unk_token \"" + unk + "\" is not in the vocab");
+    bpe->unk_id_ = id;
   }
 
-  const auto& merges = m["merges"];
   std::size_t cap = 16;
-  while (cap < merges.size() * 2 + 16) cap <<= 1;
+  while (cap < tables.merges.size() * 2 + 16) cap <<= 1;
   bpe->merges_.assign(cap, MergeEntry{});
   bpe->shift_ = 64 - __builtin_ctzll(cap);
-  std::string a, b, joined;
-  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& mg = merges[rank];
-    if (mg.is_string()) {
-      const std::string& s = mg.get_ref<const std::string&>();
-      const std::size_t sp = s.find(' ');
-      if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        throw Error(where + ": merge " + std::to_string(rank) + " (\"" + s + "\") must be two tokens separated by one space");
-      a = s.substr(0, sp);
-      b = s.substr(sp + 1);
-    } else if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
-      a = mg[0].get<std::string>();
-      b = mg[1].get<std::string>();
-    } else {
-      throw Error(where + ": merge " + std::to_string(rank) + " must be \"a b\" or [\"a\", \"b\"]");
-    }
-    const auto ia = bpe->vocab_.find(a), ib = bpe->vocab_.find(b);
-    joined = a + b;
-    const auto ij = bpe->vocab_.find(joined);
-    if (ia == bpe->vocab_.end() || ib == bpe->vocab_.end() || ij == bpe->vocab_.end())
+  std::string joined;
+  for (std::size_t rank = 0; rank < tables.merges.size(); ++rank) {
+    const auto& [a, b] = tables.merges[rank];
+    const std::int32_t ia = bpe->vocab_.find(a), ib = bpe->vocab_.find(b);
+    joined.assign(a);
+    joined.append(b);
+    const std::int32_t ij = bpe->vocab_.find(joined);
+    if (ia < 0 || ib < 0 || ij < 0)
       throw Error(where + ": merge " + std::to_string(rank) + " (\"" + a + "\", \"" + b + "\") uses a token missing from the vocab");
-    bpe->insert_merge(ia->second, ib->second, static_cast<std::uint32_t>(rank), ij->second);
+    bpe->insert_merge(ia, ib, static_cast<std::uint32_t>(rank), ij);
   }
   return bpe;
 }
 
 std::optional<std::int32_t> BpeModel::token_to_id(std::string_view token) const {
-  const auto it = vocab_.find(token);
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+  const std::int32_t id = vocab_.find(token);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
-const std::string* BpeModel::id_to_token(std::int32_t id) const {
-  if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size() || !has_id_[id]) return nullptr;
-  return &id_to_token_[id];
+std::optional<std::string_view> BpeModel::id_to_token(std::int32_t id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) return std::nullopt;
+  const auto [off, len] = id_to_token_[static_cast<std::size_t>(id)];
+  if (len == ~0U) return std::nullopt;
+  return std::string_view(tokens_).substr(off, len);
 }
 
 // Short words: repeated scans for the lowest (rank, position) pair.
@@ -192,9 +222,9 @@ void BpeModel::merge_large(std::vector<std::int32_t>& s) const {
 
 void BpeModel::encode_uncached(std::string_view word, std::vector<std::int32_t>& out) const {
   if (ignore_merges_) {
-    const auto it = bytes_vocab_.find(word);
-    if (it != bytes_vocab_.end()) {
-      out.push_back(it->second);
+    const std::int32_t id = bytes_vocab_.find(word);
+    if (id >= 0) {
+      out.push_back(id);
       return;
     }
   }
@@ -226,25 +256,15 @@ void BpeModel::encode_word(std::string_view word, std::vector<std::int32_t>& out
       return;
     }
   }
-  if (word.size() > kMaxCachedWord) {
+  if (word.size() > WordCache::kMaxWordBytes) {
     encode_uncached(word, out);
     return;
   }
-  const std::size_t h = std::hash<std::string_view>{}(word);
-  Shard& shard = cache_[h % kShards];
-  {
-    std::lock_guard<std::mutex> lock(shard.mu);
-    const auto it = shard.map.find(word);
-    if (it != shard.map.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
+  const std::uint64_t h = WordCache::hash(word);
+  if (cache_.lookup(word, h, out)) return;
   const std::size_t mark = out.size();
   encode_uncached(word, out);
-  std::lock_guard<std::mutex> lock(shard.mu);
-  if (shard.map.size() < kMaxEntriesPerShard)
-    shard.map.emplace(std::string(word), std::vector<std::int32_t>(out.begin() + static_cast<std::ptrdiff_t>(mark), out.end()));
+  cache_.insert(word, h, out.data() + mark, out.size() - mark);
 }
 
 }  // namespace kvgate::tok

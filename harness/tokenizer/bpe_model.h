@@ -1,40 +1,48 @@
 // The byte-level BPE model: vocabulary, merges by rank, and a word cache. Words are raw bytes; each
 // byte starts as the id of its byte-level character and pairs merge lowest rank first, leftmost on
-// ties, which is Hugging Face's heap order. Thread-safe; the cache is sharded behind mutexes.
+// ties, which is Hugging Face's heap order. Thread-safe.
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tokenizer/token_table.h"
+#include "tokenizer/word_cache.h"
+
 namespace kvgate::tok {
 
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+// The vocabulary and merges of tokenizer.json's "model", as read (streamed by the loader, or taken
+// from a parsed document).
+struct BpeTables {
+  std::vector<std::pair<std::string, std::int64_t>> vocab;
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::string error;  // the first malformed entry, if any
+  bool have_vocab = false, have_merges = false;
 };
-using StringIdMap = std::unordered_map<std::string, std::int32_t, StringHash, std::equal_to<>>;
+
+// Reads vocab and merges out of a parsed "model" object (when the loader did not stream them).
+BpeTables bpe_tables_from_json(const nlohmann::json& model, const std::string& where);
+// Validates one merge given as "a b" or [a, b]; on error sets tables.error (naming the rank).
+void add_merge(BpeTables& tables, const nlohmann::json& merge);
+void add_merge_string(BpeTables& tables, std::string_view merge);
 
 class BpeModel {
  public:
-  // From tokenizer.json's "model" (type BPE; merges as "a b" strings or [a, b] pairs). Throws
-  // kvgate::Error naming `where`: Unigram, WordPiece, WordLevel and malformed models.
-  static std::unique_ptr<BpeModel> from_json(const nlohmann::json& model, const std::string& where);
+  // From the "model" object's other fields (type, unk_token, ignore_merges, ...) and its tables.
+  // Throws kvgate::Error naming `where`: Unigram, WordPiece, WordLevel and malformed models.
+  static std::unique_ptr<BpeModel> build(const nlohmann::json& model, BpeTables tables, const std::string& where);
 
   // Appends the ids of one pre-tokenized word (raw bytes).
   void encode_word(std::string_view word, std::vector<std::int32_t>& out) const;
 
   std::optional<std::int32_t> token_to_id(std::string_view token) const;
-  // The vocabulary string of an id, or nullptr.
-  const std::string* id_to_token(std::int32_t id) const;
+  std::optional<std::string_view> id_to_token(std::int32_t id) const;
   std::size_t vocab_size() const { return vocab_.size(); }
-  std::int32_t max_id() const { return static_cast<std::int32_t>(id_to_token_.size()) - 1; }
 
  private:
   struct MergeEntry {
@@ -58,27 +66,17 @@ class BpeModel {
   void merge_large(std::vector<std::int32_t>& symbols) const;
   void encode_uncached(std::string_view word, std::vector<std::int32_t>& out) const;
 
-  StringIdMap vocab_;                      // vocabulary strings (byte-level alphabet)
-  std::vector<std::string> id_to_token_;   // by id; empty where no token
-  std::vector<char> has_id_;
-  StringIdMap bytes_vocab_;                // raw bytes -> id, for ignore_merges
-  std::int32_t byte_id_[256];              // -1 where the byte's character is missing
-  std::vector<MergeEntry> merges_;         // open addressing, power of two
+  TokenTable vocab_;                                   // vocabulary strings (byte-level alphabet)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> id_to_token_;  // (offset, length) in tokens_; length ~0: none
+  std::string tokens_;
+  TokenTable bytes_vocab_;  // raw bytes -> id, only for ignore_merges
+  std::int32_t byte_id_[256];
+  std::vector<MergeEntry> merges_;  // open addressing, power of two
   int shift_ = 64;
   std::optional<std::int32_t> unk_id_;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
-
-  // Word cache: raw bytes -> ids; words longer than kMaxCachedWord are not cached, and a full shard
-  // stops taking new words (results never depend on the cache).
-  static constexpr std::size_t kShards = 16;
-  static constexpr std::size_t kMaxCachedWord = 256;
-  static constexpr std::size_t kMaxEntriesPerShard = 1 << 16;
-  struct Shard {
-    std::mutex mu;
-    std::unordered_map<std::string, std::vector<std::int32_t>, StringHash, std::equal_to<>> map;
-  };
-  mutable std::unique_ptr<Shard[]> cache_ = std::make_unique<Shard[]>(kShards);
+  mutable WordCache cache_;
 };
 
 }  // namespace kvgate::tok

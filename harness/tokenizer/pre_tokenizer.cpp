@@ -67,54 +67,65 @@ void parse_step(const nlohmann::json& j, const std::string& where, std::vector<P
   steps.push_back(std::move(s));
 }
 
-struct Part {
-  std::size_t b, e;
-  bool match;
-};
+// HF's NormalizedString::split, streamed: parts (matches and the gaps between them) come in order
+// and leave combined by the behaviour, as soon as they are final.
+class PartCombiner {
+ public:
+  PartCombiner(SplitBehavior b, std::string_view text, const std::function<void(std::string_view)>& emit)
+      : behavior_(b), text_(text), emit_(emit) {}
 
-// HF's NormalizedString::split: matches and gaps combined by the behaviour.
-void split_by_behavior(std::vector<Part>& parts, SplitBehavior behavior, std::vector<Span>& out) {
-  switch (behavior) {
-    case SplitBehavior::Isolated:
-      for (const Part& p : parts) out.push_back({p.b, p.e});
-      return;
-    case SplitBehavior::Removed:
-      for (const Part& p : parts)
-        if (!p.match) out.push_back({p.b, p.e});
-      return;
-    case SplitBehavior::MergedWithPrevious: {
-      bool prev_match = false;
-      for (const Part& p : parts) {
-        if (p.match && !prev_match && !out.empty()) out.back().end = p.e;
-        else out.push_back({p.b, p.e});
-        prev_match = p.match;
-      }
-      return;
+  void add(std::size_t b, std::size_t e, bool match) {
+    switch (behavior_) {
+      case SplitBehavior::Isolated: out(b, e); break;
+      case SplitBehavior::Removed:
+        if (!match) out(b, e);
+        break;
+      case SplitBehavior::MergedWithPrevious:  // a match joins the part before it (unless that was a match)
+        if (match && !prev_match_ && has_pending_) pending_.end = e;
+        else push(b, e);
+        break;
+      case SplitBehavior::Contiguous:  // runs of matches, and runs of non-matches, join
+        if (has_pending_ && match == prev_match_) pending_.end = e;
+        else push(b, e);
+        break;
+      case SplitBehavior::MergedWithNext:  // a match joins the part after it (unless that is a match)
+        if (has_pending_ && !match) {
+          pending_.end = e;
+          flush();
+        } else {
+          flush();
+          if (match) hold(b, e);
+          else out(b, e);
+        }
+        break;
     }
-    case SplitBehavior::MergedWithNext: {
-      bool prev_match = false;
-      std::vector<Span> rev;
-      for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-        if (it->match && !prev_match && !rev.empty()) rev.back().begin = it->b;
-        else rev.push_back({it->b, it->e});
-        prev_match = it->match;
-      }
-      out.insert(out.end(), rev.rbegin(), rev.rend());
-      return;
-    }
-    case SplitBehavior::Contiguous: {
-      bool prev_match = false;
-      bool first = true;
-      for (const Part& p : parts) {
-        if (!first && p.match == prev_match) out.back().end = p.e;
-        else out.push_back({p.b, p.e});
-        prev_match = p.match;
-        first = false;
-      }
-      return;
-    }
+    prev_match_ = match;
   }
-}
+  void finish() { flush(); }
+
+ private:
+  void out(std::size_t b, std::size_t e) {
+    if (e > b) emit_(text_.substr(b, e - b));
+  }
+  void hold(std::size_t b, std::size_t e) {
+    pending_ = {b, e};
+    has_pending_ = true;
+  }
+  void push(std::size_t b, std::size_t e) {
+    flush();
+    hold(b, e);
+  }
+  void flush() {
+    if (has_pending_) out(pending_.begin, pending_.end);
+    has_pending_ = false;
+  }
+
+  SplitBehavior behavior_;
+  std::string_view text_;
+  const std::function<void(std::string_view)>& emit_;
+  Span pending_;
+  bool has_pending_ = false, prev_match_ = false;
+};
 
 bool is_numeric(char32_t c) {
   if (c < 0x80) return c >= '0' && c <= '9';
@@ -136,57 +147,62 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& j, const std::string&
   return p;
 }
 
-void PreTokenizer::run(std::string_view text, PreTokenized& out) const {
-  out.clear();
-  if (text.empty()) return;
-  out.pieces.push_back(text);
-  std::vector<Part> parts;
-  for (const PreTokenizerStep& s : steps_) {
-    out.tmp.clear();
-    for (const std::string_view piece : out.pieces) {
-      std::string_view cur = piece;
-      if (s.kind == PreTokenizerStep::Kind::ByteLevel && s.add_prefix_space && cur.front() != ' ') {
-        auto owned = std::make_unique<std::string>();
-        owned->reserve(cur.size() + 1);
-        *owned += ' ';
-        owned->append(cur);
-        cur = *owned;
-        out.owned.push_back(std::move(owned));
-      }
-      if (s.kind == PreTokenizerStep::Kind::ByteLevel && !s.regex) {
-        out.tmp.push_back(cur);
-        continue;
-      }
-      parts.clear();
-      if (s.kind == PreTokenizerStep::Kind::Digits) {
-        // Runs of digits (or single digits) are the matches.
-        std::size_t i = 0;
-        while (i < cur.size()) {
-          const std::size_t at = i;
-          const bool digit = is_numeric(next_codepoint(cur, i));
-          if (!parts.empty() && parts.back().match == digit && !(digit && s.individual_digits)) parts.back().e = i;
-          else parts.push_back({at, i, digit});
-        }
-        out.spans.clear();
-        split_by_behavior(parts, SplitBehavior::Isolated, out.spans);
-      } else {
-        out.spans.clear();
-        s.regex->find_all(cur, out.spans);
-        std::size_t prev = 0;
-        for (const Span& m : out.spans) {
-          if (m.begin > prev) parts.push_back({prev, m.begin, s.invert});
-          parts.push_back({m.begin, m.end, !s.invert});
-          prev = m.end;
-        }
-        if (prev < cur.size()) parts.push_back({prev, cur.size(), s.invert});
-        out.spans.clear();
-        split_by_behavior(parts, s.kind == PreTokenizerStep::Kind::Split ? s.behavior : SplitBehavior::Isolated, out.spans);
-      }
-      for (const Span& sp : out.spans)
-        if (sp.end > sp.begin) out.tmp.push_back(cur.substr(sp.begin, sp.end - sp.begin));
-    }
-    out.pieces.swap(out.tmp);
+void PreTokenizer::run_step(std::size_t step, std::string_view piece, const PieceFn& sink) const {
+  if (piece.empty()) return;
+  if (step == steps_.size()) {
+    sink(piece);
+    return;
   }
+  const PreTokenizerStep& s = steps_[step];
+  const PieceFn next = [&](std::string_view p) { run_step(step + 1, p, sink); };
+  if (s.kind == PreTokenizerStep::Kind::ByteLevel) {
+    std::string prefixed;
+    if (s.add_prefix_space && piece.front() != ' ') {
+      prefixed.reserve(piece.size() + 1);
+      prefixed += ' ';
+      prefixed.append(piece);
+      piece = prefixed;
+    }
+    if (!s.regex) {
+      next(piece);
+      return;
+    }
+    PartCombiner parts(SplitBehavior::Isolated, piece, next);
+    std::size_t prev = 0;
+    s.regex->for_each_match(piece, [&](std::size_t b, std::size_t e) {
+      if (b > prev) parts.add(prev, b, false);
+      parts.add(b, e, true);
+      prev = e;
+    });
+    if (prev < piece.size()) parts.add(prev, piece.size(), false);
+    parts.finish();
+    return;
+  }
+  if (s.kind == PreTokenizerStep::Kind::Digits) {
+    // Each digit is a match; runs of them join unless individual_digits.
+    PartCombiner parts(s.individual_digits ? SplitBehavior::Isolated : SplitBehavior::Contiguous, piece, next);
+    std::size_t i = 0, gap = 0;
+    while (i < piece.size()) {
+      const std::size_t at = i;
+      if (is_numeric(next_codepoint(piece, i))) {
+        if (at > gap) parts.add(gap, at, false);
+        parts.add(at, i, true);
+        gap = i;
+      }
+    }
+    if (gap < piece.size()) parts.add(gap, piece.size(), false);
+    parts.finish();
+    return;
+  }
+  PartCombiner parts(s.behavior, piece, next);
+  std::size_t prev = 0;
+  s.regex->for_each_match(piece, [&](std::size_t b, std::size_t e) {
+    if (b > prev) parts.add(prev, b, s.invert);
+    parts.add(b, e, !s.invert);
+    prev = e;
+  });
+  if (prev < piece.size()) parts.add(prev, piece.size(), s.invert);
+  parts.finish();
 }
 
 }  // namespace kvgate::tok

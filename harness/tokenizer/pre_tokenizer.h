@@ -3,6 +3,7 @@
 // a Sequence. The ByteLevel byte-to-character mapping itself is implicit: pieces stay raw bytes and
 // the BPE model works on bytes.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,29 +26,29 @@ struct PreTokenizerStep {
   bool add_prefix_space = false;   // ByteLevel
 };
 
-// Pieces of one pre-tokenized text: views of the input or of strings the pipeline had to build
-// (a prefix space). Reused between calls to avoid allocation.
-struct PreTokenized {
-  std::vector<std::string_view> pieces;
-  std::vector<std::unique_ptr<std::string>> owned;
-  std::vector<std::string_view> tmp;
-  std::vector<Span> spans;
-  void clear() {
-    pieces.clear();
-    owned.clear();
-  }
-};
-
 class PreTokenizer {
  public:
   // From tokenizer.json's "pre_tokenizer". Throws kvgate::Error naming `where` for unsupported
   // types (Metaspace, Whitespace, BertPreTokenizer, ...) and for a pipeline without ByteLevel.
   static PreTokenizer from_json(const nlohmann::json& j, const std::string& where);
 
-  // Splits text (valid UTF-8) into pieces, appended to out.pieces in order; empty pieces dropped.
-  void run(std::string_view text, PreTokenized& out) const;
+  // Calls sink(piece) for each piece of text (valid UTF-8), in order; empty pieces are dropped.
+  // A piece is only valid during the call. Nothing is buffered: a text streams through.
+  template <typename Sink>
+  void run(std::string_view text, Sink&& sink) const {
+    if (text.empty()) return;
+    const PieceFn fn = [&sink](std::string_view piece) { sink(piece); };
+    run_step(0, text, fn);
+  }
+  std::vector<std::string_view> split(std::string_view text) const {
+    std::vector<std::string_view> out;
+    run(text, [&](std::string_view p) { out.push_back(p); });
+    return out;
+  }
 
  private:
+  using PieceFn = std::function<void(std::string_view)>;
+  void run_step(std::size_t step, std::string_view piece, const PieceFn& sink) const;
   std::vector<PreTokenizerStep> steps_;
 };
 

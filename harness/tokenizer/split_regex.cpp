@@ -18,18 +18,24 @@ std::string pcre2_message(int code) {
   return reinterpret_cast<const char*>(buf);
 }
 
-// One JIT stack and match data per thread and pattern would be ideal; per call is cheap enough
-// (a few hundred bytes) and keeps the object thread-safe.
+// Match data, match context and JIT stack, once per thread and shared by every pattern: group 0
+// is all a split needs (a too-small ovector still holds it), and a JIT stack is an mmap.
 struct MatchResources {
-  pcre2_match_data* md = nullptr;
-  pcre2_match_context* mc = nullptr;
-  pcre2_jit_stack* js = nullptr;
+  pcre2_match_data* md = pcre2_match_data_create(1, nullptr);
+  pcre2_match_context* mc = pcre2_match_context_create(nullptr);
+  // Long runs (a megabyte of spaces) need more than the default 32 KiB JIT stack.
+  pcre2_jit_stack* js = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, nullptr);
+  MatchResources() { pcre2_jit_stack_assign(mc, nullptr, js); }
   ~MatchResources() {
-    if (md) pcre2_match_data_free(md);
-    if (mc) pcre2_match_context_free(mc);
-    if (js) pcre2_jit_stack_free(js);
+    pcre2_match_data_free(md);
+    pcre2_match_context_free(mc);
+    pcre2_jit_stack_free(js);
   }
 };
+MatchResources& match_resources() {
+  thread_local MatchResources r;
+  return r;
+}
 }  // namespace
 
 std::string rewrite_whitespace_classes(const std::string& p) {
@@ -106,38 +112,33 @@ SplitRegex::SplitRegex(const std::string& pattern, const std::string& where) : i
 
 SplitRegex::~SplitRegex() = default;
 
-void SplitRegex::find_all(std::string_view text, std::vector<Span>& out) const {
-  MatchResources r;
-  r.md = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
-  if (impl_->jit) {
-    // Long runs (a megabyte of spaces) need more than the default 32 KiB JIT stack.
-    r.mc = pcre2_match_context_create(nullptr);
-    r.js = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, nullptr);
-    pcre2_jit_stack_assign(r.mc, nullptr, r.js);
-  }
+bool SplitRegex::next_match(std::string_view text, std::size_t& pos, bool& after_empty, Span& m) const {
+  MatchResources& r = match_resources();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   const PCRE2_SIZE n = text.size();
-  PCRE2_SIZE pos = 0;
-  std::uint32_t flags = 0;
   while (pos <= n) {
+    const std::uint32_t flags = after_empty ? (PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED) : 0;
     const int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, n, pos, flags, r.md, r.mc)
-                              : pcre2_match(impl_->code, subject, n, pos, flags | PCRE2_NO_UTF_CHECK, r.md, nullptr);
+                              : pcre2_match(impl_->code, subject, n, pos, flags | PCRE2_NO_UTF_CHECK, r.md, r.mc);
     if (rc == PCRE2_ERROR_NOMATCH) {
-      if (flags == 0) break;
+      if (!after_empty || pos >= n) return false;
       // No non-empty match here after an empty one: step one character.
-      if (pos >= n) break;
       pos += utf8_seq_len(static_cast<unsigned char>(text[pos]));
-      flags = 0;
+      after_empty = false;
       continue;
     }
     if (rc < 0) throw Error("tokenizer regex match failed: " + pcre2_message(rc));
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(r.md);
     const std::size_t b = ov[0], e = ov[1];
-    if (e > b) out.push_back({b, e});
     pos = e;
-    flags = e == b ? (PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED) : 0;
-    if (e == b && pos >= n) break;
+    after_empty = e == b;
+    if (e > b) {
+      m = {b, e};
+      return true;
+    }
+    if (pos >= n) return false;
   }
+  return false;
 }
 
 }  // namespace kvgate::tok

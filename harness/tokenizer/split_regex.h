@@ -22,11 +22,22 @@ class SplitRegex {
   SplitRegex(const SplitRegex&) = delete;
   SplitRegex& operator=(const SplitRegex&) = delete;
 
-  // Appends the non-overlapping matches in text (valid UTF-8), left to right; an empty match
-  // advances one character (Oniguruma's find_iter). Thread-safe.
-  void find_all(std::string_view text, std::vector<Span>& out) const;
+  // Calls fn(begin, end) for each non-overlapping match in text (valid UTF-8), left to right; an
+  // empty match advances one character (Oniguruma's find_iter). Thread-safe.
+  template <typename Fn>
+  void for_each_match(std::string_view text, Fn&& fn) const {
+    std::size_t pos = 0;
+    bool after_empty = false;
+    Span m;
+    while (next_match(text, pos, after_empty, m)) fn(m.begin, m.end);
+  }
+  void find_all(std::string_view text, std::vector<Span>& out) const {
+    for_each_match(text, [&](std::size_t b, std::size_t e) { out.push_back({b, e}); });
+  }
 
  private:
+  // The next match at or after pos; updates pos and after_empty. False when there is none.
+  bool next_match(std::string_view text, std::size_t& pos, bool& after_empty, Span& m) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

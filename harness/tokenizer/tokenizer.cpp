@@ -30,10 +30,7 @@ bool is_directory(const std::string& path) {
 // ---- encoding
 
 void Tokenizer::Impl::encode_model(std::string_view text, std::vector<std::int32_t>& ids) const {
-  thread_local tok::PreTokenized pieces;
-  pre_tokenizer.run(text, pieces);
-  for (const std::string_view w : pieces.pieces) model->encode_word(w, ids);
-  pieces.clear();
+  pre_tokenizer.run(text, [&](std::string_view word) { model->encode_word(word, ids); });
 }
 
 void Tokenizer::Impl::encode_normalized(std::string_view text, std::vector<std::int32_t>& ids) const {
@@ -69,8 +66,8 @@ void Tokenizer::Impl::encode_into(std::string_view text, bool add_special_tokens
   if (add_special_tokens) ids.insert(ids.end(), suffix_ids.begin(), suffix_ids.end());
 }
 
-const std::string* Tokenizer::Impl::token_of(std::int32_t id) const {
-  if (const auto it = added_by_id.find(id); it != added_by_id.end()) return &added[it->second].content;
+std::optional<std::string_view> Tokenizer::Impl::token_of(std::int32_t id) const {
+  if (const auto it = added_by_id.find(id); it != added_by_id.end()) return std::string_view(added[it->second].content);
   return model->id_to_token(id);
 }
 
@@ -119,7 +116,7 @@ std::string Tokenizer::decode_bytes(std::span<const std::int32_t> ids, bool skip
   std::string out;
   bool first = true;
   for (const std::int32_t id : ids) {
-    const std::string* tok = impl_->token_of(id);
+    const std::optional<std::string_view> tok = impl_->token_of(id);
     if (!tok) continue;  // HF skips ids without a token
     if (skip_special_tokens && impl_->special(id)) continue;
     if (impl_->decoder == Impl::Decoder::JoinWithSpaces) {
@@ -143,7 +140,7 @@ std::optional<std::int32_t> Tokenizer::token_to_id(std::string_view token) const
 }
 
 std::optional<std::string> Tokenizer::id_to_token(std::int32_t id) const {
-  if (const std::string* t = impl_->token_of(id)) return *t;
+  if (const auto t = impl_->token_of(id)) return std::string(*t);
   return std::nullopt;
 }
 

@@ -3,6 +3,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tokenizer/added_tokens.h"
@@ -13,6 +15,14 @@
 #include "tokenizer/tokenizer.h"
 
 namespace kvgate {
+
+namespace tok {
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using StringIdMap = std::unordered_map<std::string, std::int32_t, StringHash, std::equal_to<>>;
+}  // namespace tok
 
 struct Tokenizer::Impl {
   std::string path;
@@ -33,7 +43,7 @@ struct Tokenizer::Impl {
   void encode_into(std::string_view text, bool add_special_tokens, std::vector<std::int32_t>& ids) const;
   void encode_normalized(std::string_view text, std::vector<std::int32_t>& ids) const;
   void encode_model(std::string_view text, std::vector<std::int32_t>& ids) const;
-  const std::string* token_of(std::int32_t id) const;
+  std::optional<std::string_view> token_of(std::int32_t id) const;
   bool special(std::int32_t id) const;
 };
 

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer_json_sax.h"
 #include "tokenizer/tokenizer_impl.h"
 
 namespace kvgate {
@@ -194,17 +195,25 @@ std::shared_ptr<Tokenizer::Impl> load_tokenizer_impl(std::string_view tokenizer_
                                                      std::string_view chat_template_file, const std::string& name) {
   auto t = std::make_shared<Tokenizer::Impl>();
   t->path = name;
-  json root;
-  try {
-    root = json::parse(tokenizer_json);
-  } catch (const json::exception& e) {
-    throw Error(name + " is not valid JSON (" + e.what() + "): give a Hugging Face tokenizer.json");
-  }
+  tok::BpeTables tables;
+  json root = tok::parse_tokenizer_json(tokenizer_json, name, tables);
   try {
     if (!root.is_object() || !root.contains("model"))
       throw Error(name + ": no \"model\": not a Hugging Face tokenizer.json");
+    if (!tables.have_vocab || !tables.have_merges) {  // not streamed: an unusual layout, read from the document
+      tok::BpeTables from_doc = tok::bpe_tables_from_json(root["model"], name);
+      if (!tables.have_vocab) {
+        tables.vocab = std::move(from_doc.vocab);
+        tables.have_vocab = from_doc.have_vocab;
+      }
+      if (!tables.have_merges) {
+        tables.merges = std::move(from_doc.merges);
+        tables.have_merges = from_doc.have_merges;
+      }
+      if (tables.error.empty()) tables.error = from_doc.error;
+    }
     // "truncation" and "padding" are ignored, as transformers does unless asked: counts are of whole inputs.
-    t->model = tok::BpeModel::from_json(root["model"], name);
+    t->model = tok::BpeModel::build(root["model"], std::move(tables), name);
     t->normalizer = tok::Normalizer::from_json(root.value("normalizer", json()), name);
     t->pre_tokenizer = tok::PreTokenizer::from_json(root.value("pre_tokenizer", json()), name);
     parse_added_tokens(root, *t, name);

@@ -13,6 +13,7 @@ namespace {
 constexpr int kMaxCallDepth = 200;
 constexpr std::int64_t kMaxRange = 100000;  // Jinja's sandbox limit
 constexpr std::size_t kMaxRepeat = std::size_t{1} << 27;
+constexpr std::uint64_t kMaxSteps = 20'000'000;  // far beyond any chat template; stops runaway loops
 
 struct NativeCallable final : Callable {
   NativeFunction fn;
@@ -116,6 +117,7 @@ void Interpreter::exec_body(const Body& body, Frame& frame, std::string& out) {
 Interpreter::Flow Interpreter::exec(const Body& body, Frame& frame, std::string& out) {
   for (const StmtPtr& sp : body) {
     const Stmt& s = *sp;
+    if (++steps_ > kMaxSteps) fail(s.line, "the template ran more than 20 million steps: it does not terminate in reasonable time");
     switch (s.kind) {
       case Stmt::Kind::Text: out += s.text; break;
       case Stmt::Kind::Print: {

@@ -1,6 +1,7 @@
 // Evaluation of a parsed template: scopes, statements, expressions. Filters, tests and methods live
 // in builtins.cpp.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -60,6 +61,7 @@ class Interpreter {
   Frame* root_ = nullptr;
   int depth_ = 0;
   int call_line_ = 0;
+  std::uint64_t steps_ = 0;  // statements run, against a budget (a template is untrusted input)
 };
 
 // Python-style error for operations on Undefined.
