@@ -154,6 +154,8 @@ TEST_CASE("chat: errors name the template line", "[chat]") {
   CHECK_THAT(render_error("{{ 'abc"), contains("unterminated"));
   CHECK_THAT(render_error("{# open comment"), contains("comment"));
   CHECK_THAT(render_error("{{ x }}", ojson::object()), contains("JSON array"));
+  CHECK_THAT(render_error("{{ '\xF2\xF2' }}"), contains("not valid UTF-8"));
+  CHECK_THAT(render_error("{{ messages }}", ojson::array({{{"role", "user"}, {"content", "\xC3("}}})), contains("not valid UTF-8"));
 }
 
 TEST_CASE("chat: continue_final_message, template selection and the ChatML fallback", "[chat]") {
@@ -183,7 +185,7 @@ TEST_CASE("chat: continue_final_message, template selection and the ChatML fallb
 }
 
 TEST_CASE("chat: the exact token counter counts whole rendered inputs", "[chat]") {
-  const auto counter = kvgate::open_token_counter({.tokenizer_path = qwen3_dir() + "/tokenizer.json"});
+  const auto counter = kvgate::open_token_counter({.tokenizer_path = qwen3_dir() + "/tokenizer.json", .tokenize_url = "", .model = ""});
   CHECK(counter->exact());
   CHECK_THAT(counter->source(), contains("tokenizer.json:"));
   CHECK(counter->count_text("Hello world") == 2);
@@ -191,5 +193,5 @@ TEST_CASE("chat: the exact token counter counts whole rendered inputs", "[chat]"
   // count_chat = ids of the template with the generation prompt.
   const auto golden = read_jsonl(qwen3_dir() + "/chat_template_golden.jsonl");
   CHECK(counter->count_chat(nlohmann::json(golden[0]["messages"])) == golden[0]["ids"].size());
-  CHECK_THROWS_AS(kvgate::open_token_counter({.tokenizer_path = "/nonexistent/tokenizer.json"}), Error);
+  CHECK_THROWS_AS(kvgate::open_token_counter({.tokenizer_path = "/nonexistent/tokenizer.json", .tokenize_url = "", .model = ""}), Error);
 }

@@ -2,6 +2,7 @@
 // and the loader's errors for what it cannot reproduce exactly.
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -35,13 +36,6 @@ std::vector<json> read_jsonl(const std::string& path) {
   while (std::getline(in, line))
     if (!line.empty()) out.push_back(json::parse(line));
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A minimal byte-level BPE tokenizer.json: the 256 byte characters plus "ab" and "abc".
@@ -322,4 +316,20 @@ TEST_CASE("tokenizer: a small trained tokenizer with a ChatML template (the demo
   const auto ids = t.encode_chat(msgs, o);
   CHECK(ids.front() == *t.token_to_id("<|im_start|>"));
   CHECK(t.decode(ids) == text);
+}
+
+TEST_CASE("tokenizer: threads share one tokenizer (and its word cache) with identical results", "[tokenizer]") {
+  const Tokenizer t = Tokenizer::load(qwen3_dir());  // a fresh cache, filled concurrently
+  const auto golden = read_jsonl(qwen3_dir() + "/golden.jsonl");
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      for (std::size_t i = 0; i < golden.size(); ++i) {
+        const auto& g = golden[(i * 7 + static_cast<std::size_t>(k) * 131) % golden.size()];
+        if (t.encode(g["text"].get<std::string>()) != g["ids"].get<std::vector<std::int32_t>>()) ++mismatches[k];
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(mismatches == std::vector<int>(4, 0));
 }

@@ -5,13 +5,38 @@
 #include "core/error.h"
 #include "tokenizer/jinja/template.h"
 #include "tokenizer/jinja/strings.h"
+#include "tokenizer/utf8.h"
 
 namespace kvgate {
 
+namespace {
+// The engine works on code points: every string it sees must be valid UTF-8.
+void check_utf8(const nlohmann::ordered_json& j, const char* what) {
+  if (j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    if (const std::size_t bad = tok::find_invalid_utf8(s); bad != tok::kValidUtf8)
+      throw Error(std::string(what) + " contain a string that is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      check_utf8(nlohmann::ordered_json(it.key()), what);
+      check_utf8(it.value(), what);
+    }
+  } else if (j.is_array()) {
+    for (const auto& e : j) check_utf8(e, what);
+  }
+}
+
+std::shared_ptr<const jinja::Template> compile(const std::string& source) {
+  if (const std::size_t bad = tok::find_invalid_utf8(source); bad != tok::kValidUtf8)
+    throw Error("chat template is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  return std::make_shared<jinja::Template>(source);
+}
+}  // namespace
+
 ChatTemplate::ChatTemplate(std::string source, nlohmann::ordered_json special_tokens)
-    : source_(std::move(source)),
-      special_tokens_(std::move(special_tokens)),
-      template_(std::make_shared<jinja::Template>(source_)) {}
+    : source_(std::move(source)), special_tokens_(std::move(special_tokens)), template_(compile(source_)) {
+  check_utf8(special_tokens_, "chat template special tokens");
+}
 
 ChatTemplate::~ChatTemplate() = default;
 
@@ -68,6 +93,10 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
   if (o.continue_final_message && o.add_generation_prompt)
     throw Error("continue_final_message and add_generation_prompt are not compatible: use one");
   if (!o.variables.is_object()) throw Error("chat template variables must be a JSON object");
+  check_utf8(messages, "chat messages");
+  check_utf8(o.variables, "chat template variables");
+  check_utf8(o.tools, "chat tools");
+  check_utf8(o.documents, "chat documents");
 
   // transformers: special tokens, then kwargs (which may override them), then the named arguments.
   auto vars = std::make_shared<jinja::Dict>();
