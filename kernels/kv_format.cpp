@@ -60,7 +60,8 @@ namespace {
 // Strict reading of KvStoreOptions::params: every key must be one the format knows.
 class Params {
  public:
-  Params(const json& p, std::string format) : p_(p), format_(std::move(format)) {
+  // null (an empty brace initializer) means no parameters.
+  Params(const json& p, std::string format) : p_(p.is_null() ? empty() : p), format_(std::move(format)) {
     if (!p_.is_object())
       throw Error("--kv-format " + format_ + ": parameters must be a JSON object, got " + describe_json_value(p_));
   }
@@ -98,6 +99,10 @@ class Params {
     if (!v->is_string() || std::find(allowed.begin(), allowed.end(), v->get<std::string>()) == allowed.end())
       fail(key, "must be " + list + ", got " + describe_json_value(*v));
     return v->get<std::string>();
+  }
+  static const json& empty() {
+    static const json e = json::object();
+    return e;
   }
   // After the format has read its parameters: anything left is a typo or a parameter of another format.
   void check_unknown() const {
