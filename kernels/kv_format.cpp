@@ -242,6 +242,13 @@ KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& sha
     else if (f.rfind("turboquant_", 0) == 0)
       s.skip_layers = turboquant_boundary_layers(shape.layers);
     rec["skip_layers"] = s.skip_layers;
+  } else {
+    // fp32 and bf16 take no input rounding; skip layers are accepted (a list shared by several
+    // formats) and only change fp32, whose skipped layers are then stored in bf16.
+    s.round_input_bf16 = false;
+    if (const json* v = p.find("skip_layers")) s.skip_layers = parse_skip_layers(p, *v, shape.layers);
+    if (f == "fp32" && !s.skip_layers.empty()) rec["skip_layers"] = s.skip_layers;
+    if (f == "bf16") s.skip_layers.clear();
   }
 
   double k_bytes = 0, v_bytes = 0;

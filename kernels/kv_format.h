@@ -3,13 +3,14 @@
 // planner both start here, so a format's size is computed in one place.
 //
 // Formats (--kv-format) and their parameters (KvStoreOptions::params, a JSON object):
-//   every format but fp32/bf16:
+//   every format:
 //     skip_layers   [int] or "0,1,-2,-1": layers kept in bf16 (negative counts from the end), as vLLM's
 //                   --kv-cache-dtype-skip-layers; default [] (turboquant_*: the first and last two
-//                   layers, capped at layers/2, as vLLM protects them on dense models)
+//                   layers, capped at layers/2, as vLLM protects them on dense models); a no-op for bf16
+//   every format but fp32/bf16:
 //     input_dtype   "bf16" (default: the engines cache K/V in the model dtype, so inputs are rounded to
 //                   bf16 first) | "fp32" (quantize the decoder's fp32 values directly)
-//   fp32, bf16, fp16            no parameters (fp16: the two above)
+//   fp32, bf16, fp16            nothing else
 //   fp8_e4m3, fp8_e5m2          k_scale, v_scale: numbers (default 1.0, vLLM's uncalibrated scale);
 //                               scales: a scales object or the path of a scales file (kv_scales.h),
 //                               per layer or per KV head; replaces k_scale/v_scale

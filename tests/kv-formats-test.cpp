@@ -107,6 +107,10 @@ TEST_CASE("kv formats: bad formats and parameters name themselves and the fix", 
   REQUIRE_THROWS_WITH(resolve_kv_format({"fp8_e4m3", {{"k_sacle", 2}}}, kQwen3_8B),
                       contains("unknown parameter \"k_sacle\" (this format takes: "));
   REQUIRE_THROWS_WITH(resolve_kv_format({"bf16", {{"rounding", "rne"}}}, kQwen3_8B), contains("unknown parameter \"rounding\""));
+  REQUIRE_THROWS_WITH(resolve_kv_format({"bf16", {{"input_dtype", "fp32"}}}, kQwen3_8B), contains("unknown parameter \"input_dtype\""));
+  // bf16 takes a shared skip list as a no-op; fp32 keeps its skipped layers in bf16.
+  CHECK(resolve_kv_format({"bf16", {{"skip_layers", "0"}}}, kQwen3_8B).skip_layers.empty());
+  CHECK(resolve_kv_format({"fp32", {{"skip_layers", "0"}}}, kQwen3_8B).bytes_per_token() == 288 * 1024 - 8 * 2 * 128 * 2);
   REQUIRE_THROWS_WITH(resolve_kv_format({"int8_per_token_head", {{"rounding", "up"}}}, kQwen3_8B),
                       contains("\"rounding\" must be rne | trunc"));
   REQUIRE_THROWS_WITH(resolve_kv_format({"fp8_e4m3", {{"k_scale", -1}}}, kQwen3_8B), contains("\"k_scale\" must be a positive"));

@@ -236,6 +236,15 @@ TEST_CASE("kv stores: bf16, fp16 and skipped layers store exactly the rounded in
   int differ = 0;
   for (int i = 0; i < 64; ++i) differ += v[64 + i] != bf16r(dr.v[1][i]);
   CHECK(differ > 32);
+  // fp32 with a skipped layer: that layer in bf16, the others exact.
+  auto f32s = make_kv_store({"fp32", {{"skip_layers", "0"}}}, shape);
+  kvgate::Rng rng2(8);
+  const Drawn d2 = fill(*f32s, rng2, 2, 1.0, 1.0);
+  f32s->read(0, 1, 0, 2, k.data(), v.data());
+  CHECK(k[3] == bf16r(d2.k[0][64 + 3]));
+  f32s->read(1, 1, 0, 2, k.data(), v.data());
+  CHECK(k[3] == d2.k[0][64 + 3]);
+  CHECK(f32s->describe()["skip_layers"] == json::array({0}));
   // input_dtype fp32 quantizes the decoder's values without the bf16 rounding.
   auto f8 = make_kv_store({"fp8_e4m3", {{"input_dtype", "fp32"}}}, KvShape{1, 1, 32});
   std::vector<float> x(32, 1.0f + std::ldexp(1.0f, -4) + std::ldexp(1.0f, -9));  // just above a tie; bf16 would drop the 2^-9
