@@ -88,7 +88,8 @@ class Params {
   long long integer(const char* key, long long def) {
     const json* v = find(key);
     if (!v) return def;
-    if (!v->is_number_integer()) fail(key, "must be an integer, got " + describe_json_value(*v));
+    if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > (1ull << 62)))
+      fail(key, "must be an integer, got " + describe_json_value(*v));
     return v->get<long long>();
   }
   std::string choice(const char* key, const std::string& def, const std::vector<std::string>& allowed) {
@@ -219,6 +220,11 @@ KvScaleTable read_scales(Params& p, const json& v, const KvShape& shape) {
 KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& shape) {
   if (shape.layers <= 0 || shape.kv_heads <= 0 || shape.head_dim <= 0)
     throw Error("KV format: layers, kv_heads and head_dim must be positive", kExitInternal);
+  if (shape.layers > kMaxLayers || shape.kv_heads > kMaxKvHeads || shape.head_dim > kMaxHeadDim)
+    throw Error("KV format: a model with " + std::to_string(shape.layers) + " layers, " + std::to_string(shape.kv_heads) +
+                " KV heads and head_dim " + std::to_string(shape.head_dim) + " is beyond what kvgate plans for (at most " +
+                std::to_string(kMaxLayers) + ", " + std::to_string(kMaxKvHeads) + " and " + std::to_string(kMaxHeadDim) +
+                "): check the config");
   const std::string& f = options.format;
   const auto& names = kv_format_names();
   if (std::find(names.begin(), names.end(), f) == names.end()) {
@@ -348,10 +354,12 @@ KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& sha
                " | value: " + std::to_string(s.turboquant.value_bits) + "-bit codes | fp16 scale | fp16 min], even size (" +
                std::to_string(tq_slot_bytes(d, s.turboquant)) + " bytes at head_dim " + std::to_string(d) + ")";
   } else if (f == "kivi2") {
-    s.kivi_group = static_cast<int>(p.integer("group_size", 32));
-    s.kivi_residual = static_cast<int>(p.integer("residual", 128));
-    if (s.kivi_group <= 0 || s.kivi_group % 16 != 0) p.fail("group_size", "must be a positive multiple of 16 (KIVI packs 16 codes per word)");
-    if (s.kivi_residual <= 0 || s.kivi_residual % s.kivi_group != 0)
+    const long long g = p.integer("group_size", 32), r = p.integer("residual", 128);
+    if (g <= 0 || g > 4096 || g % 16 != 0) p.fail("group_size", "must be a positive multiple of 16 (KIVI packs 16 codes per word)");
+    if (r <= 0 || r > (1 << 20)) p.fail("residual", "must be positive (KIVI uses 128)");
+    s.kivi_group = static_cast<int>(g);
+    s.kivi_residual = static_cast<int>(r);
+    if (s.kivi_residual % s.kivi_group != 0)
       p.fail("residual", "must be a positive multiple of group_size (" + std::to_string(s.kivi_group) + ")");
     require(d % s.kivi_group == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of group_size " + std::to_string(s.kivi_group));
     rec["group_size"] = s.kivi_group;

@@ -71,6 +71,9 @@ struct KvFormatSpec {
   nlohmann::json record() const;
 };
 
+// Sanity limits on a model's KV shape (a config beyond them is an error, not an allocation).
+constexpr int kMaxLayers = 4096, kMaxKvHeads = 4096, kMaxHeadDim = 16384;
+
 // Every --kv-format, in a stable order.
 const std::vector<std::string>& kv_format_names();
 

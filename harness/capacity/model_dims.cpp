@@ -23,7 +23,7 @@ ModelDims model_dims_from_config(const json& config, const std::string& where) {
   if (auto n = FieldReader(config, where).opt_str("_name_or_path")) m.name = *n;
   auto positive = [&](const char* key) {
     const std::int64_t v = r.integer(key);
-    if (v <= 0) r.fail(key, "must be positive, got " + std::to_string(v));
+    if (v <= 0 || v > (1LL << 31) - 1) r.fail(key, "must be a positive 32-bit integer, got " + std::to_string(v));
     return v;
   };
   m.layers = static_cast<int>(positive("num_hidden_layers"));
