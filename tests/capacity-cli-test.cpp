@@ -24,6 +24,9 @@ TEST_CASE("capacity cli: the seed's table, BF16 vs FP8 on one H200", "[capacity]
   CHECK_THAT(r.out, contains("141.00 GB x 0.92 = 129.72 GB - weights 65.52 GB (--weights-gb) - overhead 6.00 GB = 58.20 GB"));
   CHECK_THAT(r.out, contains("256.00 KiB        8.59 GB       222,015          6    1.00x"));
   CHECK_THAT(r.out, contains("128.00 KiB        4.29 GB       444,030         13    2.00x"));
+  r = run_kvgate({"capacity", "--config", dir.file("config.json"), "--kv-format", "int4_per_token_head", "--layout"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, contains("layout: after the randomized Hadamard"));
 }
 
 TEST_CASE("capacity cli: --json, one format and several", "[capacity][cli]") {

@@ -31,7 +31,9 @@ CapacityRow plan_capacity(const ModelDims& model, const kernels::KvStoreOptions&
   CapacityRow row;
   row.format = format.format;
   // The whole model's record (parameters, skip layers) and one GPU's share of the heads.
-  row.kv = kernels::resolve_kv_format(format, model.kv_shape()).record();
+  const kernels::KvFormatSpec whole = kernels::resolve_kv_format(format, model.kv_shape());
+  row.kv = whole.record();
+  row.layout = whole.layout;
   row.kv_heads_per_gpu = model.kv_heads >= o.tp ? model.kv_heads / o.tp : 1;
   const kernels::KvFormatSpec per_gpu =
       kernels::resolve_kv_format(format, kernels::KvShape{model.layers, row.kv_heads_per_gpu, model.head_dim});
@@ -60,6 +62,7 @@ CapacityRow plan_capacity(const ModelDims& model, const kernels::KvStoreOptions&
 nlohmann::json capacity_json(const CapacityRow& r, const ModelDims& m, const CapacityOptions& o) {
   return {{"format", r.format},
           {"kv", r.kv},
+          {"layout", r.layout},
           {"bytes_per_token", r.bytes_per_token},
           {"bytes_per_sequence", r.bytes_per_sequence},
           {"seq_len", o.seq_len},

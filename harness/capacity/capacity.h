@@ -32,6 +32,7 @@ struct CapacityOptions {
 struct CapacityRow {
   std::string format;
   nlohmann::json kv;            // the resolved format (kv_format.h record), at the whole model's shape
+  std::string layout;           // the format's byte layout of one (token, KV head)
   int kv_heads_per_gpu = 0;
   double bytes_per_token = 0;   // per GPU
   double bytes_per_sequence = 0;
@@ -49,6 +50,8 @@ CapacityRow plan_capacity(const ModelDims& model, const kernels::KvStoreOptions&
 
 nlohmann::json capacity_json(const CapacityRow& row, const ModelDims& model, const CapacityOptions& options);
 // The table `kvgate capacity` prints: a header with the budget, one row per format.
-std::string capacity_table(const std::vector<CapacityRow>& rows, const ModelDims& model, const CapacityOptions& options);
+// With `layouts`, each row is followed by its format's byte layout.
+std::string capacity_table(const std::vector<CapacityRow>& rows, const ModelDims& model, const CapacityOptions& options,
+                           bool layouts = false);
 
 }  // namespace kvgate::capacity

@@ -28,7 +28,7 @@ std::string pad_right(const std::string& s, std::size_t w) { return s.size() >= 
 
 }  // namespace
 
-std::string capacity_table(const std::vector<CapacityRow>& rows, const ModelDims& m, const CapacityOptions& o) {
+std::string capacity_table(const std::vector<CapacityRow>& rows, const ModelDims& m, const CapacityOptions& o, bool layouts) {
   if (rows.empty()) return "";
   const CapacityRow& first = rows.front();
   std::string out = m.name + ": " + std::to_string(m.layers) + " layers, " + std::to_string(m.kv_heads) + " KV heads x " +
@@ -51,6 +51,7 @@ std::string capacity_table(const std::vector<CapacityRow>& rows, const ModelDims
            pad_left(thousands(r.sequences), 11) + pad_left(fmt("%.2fx", bf16 / r.bytes_per_token), 9) + "\n";
     const auto& skip = r.kv.value("skip_layers", nlohmann::json::array());
     if (!skip.empty()) out += pad_right("", 22) + "  (layers " + skip.dump() + " in bf16)\n";
+    if (layouts) out += pad_right("", 22) + "  layout: " + r.layout + "\n";
   }
   return out;
 }

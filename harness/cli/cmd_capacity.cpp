@@ -14,7 +14,7 @@ struct CapacityArgs {
   std::string config, kv_format, skip_layers, kv_params;
   capacity::CapacityOptions options;
   double weights_gb = -1.0;
-  bool json = false;
+  bool json = false, layout = false;
 };
 
 int run_capacity(const CapacityArgs& a) {
@@ -43,7 +43,7 @@ int run_capacity(const CapacityArgs& a) {
       std::cout << nlohmann::json{{"formats", all}}.dump(2) << "\n";
     }
   } else {
-    std::cout << capacity::capacity_table(rows, model, o);
+    std::cout << capacity::capacity_table(rows, model, o, a.layout);
   }
   return 0;
 }
@@ -66,6 +66,7 @@ void register_capacity(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   sub->add_option("--kv-skip-layers", a->skip_layers, "Layers kept in bf16, e.g. 0,1,-2,-1 (default: none; turboquant_*: first and last two)");
   sub->add_option("--kv-params", a->kv_params, "Format parameters as a JSON object (kernels/kv_format.h)");
+  sub->add_flag("--layout", a->layout, "Print each format's byte layout of one (token, KV head) under its row");
   sub->add_flag("--json", a->json, "One JSON object: bytes_per_token, kv_budget_bytes, tokens, sequences, ... ({\"formats\": [...]} for several)");
   commands.add(sub, [a] { return run_capacity(*a); });
 }
