@@ -167,3 +167,11 @@ TEST_CASE("kv scales: kvgate's file per layer and per head, SGLang's layout, err
   REQUIRE_THROWS_WITH(resolve_kv_format({"fp8_e4m3", {{"scales", own}, {"k_scale", 2}}}, s), contains("conflicts with \"scales\""));
   REQUIRE_THROWS_WITH(resolve_kv_format({"fp8_e4m3", {{"scales", dir.path() + "/none.json"}}}, s), contains("none.json"));
 }
+
+TEST_CASE("kv formats: docs/kv-formats.md names every format and parameter", "[kvformat][docs]") {
+  const std::string doc = kvtest::read_text("docs/kv-formats.md");
+  for (const auto& f : kv_format_names()) CHECK_THAT(doc, kvtest::contains("`" + f + "`"));
+  for (const char* p : {"skip_layers", "input_dtype", "k_scale", "v_scale", "k_tensor_scale", "v_tensor_scale", "scales", "rounding",
+                        "hadamard", "hadamard_signs", "hadamard_seed", "rotate", "group_size", "residual"})
+    CHECK_THAT(doc, kvtest::contains("`" + std::string(p) + "`"));
+}
