@@ -1,6 +1,7 @@
 // Makes the backend a run asked for. The reference decoder (issue #13) is built in its own file,
-// reference_backend*.cpp, which defines make_reference_backend.
+// reference_backend.cpp, which defines make_reference_backend.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,11 @@ struct ReferenceBackendOptions {
   std::string model_dir;  // Hugging Face checkpoint
   std::string kv_format;  // bf16, fp8_e4m3, ...
   std::string device;     // "cuda", "cpu", or "" (cuda when a GPU is present)
+  nlohmann::json kv_params = nlohmann::json::object();  // the format's parameters (kv_format.h)
+  int threads = 1;        // CPU threads per sequence
+  int max_batch = 32;     // sequences decoded at once (CPU: sessions side by side)
+  bool stream = false;    // record time to first token and inter-token gaps, as --stream does over HTTP
+  const std::atomic<bool>* cancel = nullptr;  // set: generations in flight stop ("cancelled")
 };
 
 struct BackendOptions {

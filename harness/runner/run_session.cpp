@@ -19,6 +19,7 @@
 #include "core/results_writer.h"
 #include "core/run_dir.h"
 #include "core/version.h"
+#include "decoder/kv_flags.h"
 #include "graders.h"
 #include "runner/progress.h"
 #include "runner/run_journal.h"
@@ -154,6 +155,7 @@ json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
   } else {
     id["model_dir"] = o.backend.reference.model_dir;
     id["device"] = o.backend.reference.device;
+    id["kv"] = decoder::kv_identity({.format = o.backend.reference.kv_format, .params = o.backend.reference.kv_params});
   }
   return id;
 }
@@ -217,6 +219,7 @@ RunSessionResult run_session(const RunSessionOptions& o) {
   StopSignals signals;
   BackendOptions bo = o.backend;
   bo.http.cancel = &signals.flag();
+  bo.reference.cancel = &signals.flag();
   std::unique_ptr<Backend> backend = make_backend(bo);
   log_verbose("read the journal (" + std::to_string(journal.records.size()) + " lines) in " + clock.lap());
   const json description = backend->describe();  // asks the engine about itself
@@ -238,7 +241,12 @@ RunSessionResult run_session(const RunSessionOptions& o) {
     m.model = o.backend.reference.model_dir;
   }
   m.engine = description.contains("engine") ? description["engine"] : json::object();
-  m.kv = {{"format", o.kv_format.empty() ? json(nullptr) : json(o.kv_format)}};
+  // The reference decoder's resolved format record (every parameter, scales, bytes per token);
+  // for a server, the format the user declared.
+  if (description.contains("kv") && description["kv"].is_object())
+    m.kv = description["kv"];
+  else
+    m.kv = {{"format", o.kv_format.empty() ? json(nullptr) : json(o.kv_format)}};
   if (m.engine.contains("summary") && m.engine["summary"].contains("kv_cache_dtype"))
     m.kv["engine_reported"] = m.engine["summary"]["kv_cache_dtype"];
   m.sampling = to_json(o.sampling);
