@@ -6,6 +6,7 @@
 
 #include "catch_compat.hpp"
 #include "core/jsonl.h"
+#include "decoder/device.h"
 #include "decoder/make_model.h"
 #include "serve_process.h"
 #include "test_util.h"
@@ -93,6 +94,7 @@ TEST_CASE("run --backend reference: a run directory with the KV format record; r
   CHECK(m["engine"]["summary"]["engine"] == "kvgate-reference");
   CHECK(m["engine"]["summary"]["kv_cache_dtype"] == "fp8_e4m3");
   CHECK(m["backend_description"]["device"]["device"] == "cpu");
+  CHECK(m["kv"]["kernel_switches"] == json::object());
   const auto lines = results(out);
   REQUIRE(lines.size() == 3);
   for (const json& l : lines) {
@@ -122,6 +124,41 @@ TEST_CASE("run --backend reference: a run directory with the KV format record; r
                            "--kv-scales", scales});
   CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.err, kvtest::contains("--backend reference"));
+  // Kernel switches are the CUDA engine's: the CPU engine refuses them, saying so; bad JSON too.
+  std::vector<std::string> switches = args;
+  switches[4] = s.tmp.file("switches");
+  switches.insert(switches.end(), {"--kernel-switches", R"({"q_fp8": true})"});
+  auto sw = run_kvgate(switches);
+  CHECK(sw.exit_code == 2);
+  CHECK_THAT(sw.err, kvtest::contains("--device cuda"));
+  CHECK_FALSE(std::filesystem::exists(switches[4] + "/results.jsonl"));
+  switches.back() = "{not json";
+  CHECK(run_kvgate(switches).exit_code == 2);
+}
+
+TEST_CASE("run, kld, calibrate, serve without --device: the default device, recorded", "[e2e][reference]") {
+  Setup s;
+  const std::string expected = kvgate::decoder::resolve_device("");  // cpu on a machine without a GPU
+  const std::string out = s.tmp.file("run");
+  auto r = run_kvgate({"run", "--tasks", s.tasks, "--out", out, "--backend", "reference", "--model-dir", s.model, "--kv-format",
+                       "bf16", "--temperature", "0", "--max-tokens", "4", "--progress", "none"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json m = json::parse(kvtest::read_text(out + "/run.json"));
+  CHECK(m["backend_description"]["device"]["device"] == expected);
+  CHECK(m["backend_description"]["device"]["requested"].is_null());
+  CHECK(m["engine"]["summary"]["device"] == expected);
+  auto k = run_kvgate({"kld", "--model-dir", s.model, "--kv-format", "fp8_e4m3", "--text", s.text, "--ctx", "64", "--chunks", "1", "--json"});
+  INFO(k.err);
+  REQUIRE(k.exit_code == 0);
+  CHECK(json::parse(k.out)["device"]["device"] == expected);
+  auto c = run_kvgate({"calibrate", "--model-dir", s.model, "--data", s.text, "--out", s.tmp.file("sc.json"), "--ctx", "64", "--max-tokens", "64"});
+  INFO(c.err);
+  REQUIRE(c.exit_code == 0);
+  CHECK(json::parse(c.out)["device"] == expected);
+  kvtest::ServeProcess server({"--model-dir", s.model});
+  CHECK_THAT(server.first_line(), kvtest::contains(", " + expected + ")"));
+  CHECK(server.stop() == 0);
 }
 
 TEST_CASE("serve: kvgate's driver gets the reference backend's answers; the OpenAI Python client works", "[e2e][serve]") {

@@ -104,16 +104,20 @@ TEST_CASE("device: explicit choices are kept; the default is cuda only with a GP
   CHECK(resolve_device("cuda") == "cuda");
   CHECK_THROWS_AS(resolve_device("gpu"), kvgate::Error);
   const std::string d = resolve_device("");
-  CHECK((d == "cpu" || d == "cuda"));
+  // The default: cuda exactly when this build has the CUDA engine and a GPU is visible.
+  const bool gpu_engine = kvgate::decoder::cuda_engine_built() && kvgate::kernels::cuda_device_count() > 0;
+  CHECK(d == (gpu_engine ? "cuda" : "cpu"));
+  if (!kvgate::kernels::cuda_built()) CHECK_FALSE(kvgate::decoder::cuda_engine_built());
   CHECK(device_record("", d)["requested"].is_null());
   CHECK(device_record("cpu", "cpu")["device"] == "cpu");
-  if (kvgate::kernels::cuda_device_count() == 0) {  // no GPU (or no CUDA build): cpu, and cuda says what to do
+  CHECK(device_record("cpu", "cpu")["cuda_engine"] == kvgate::decoder::cuda_engine_built());
+  if (!gpu_engine) {  // no GPU, or no CUDA engine in this build: cpu, and cuda says what to do
     CHECK(d == "cpu");
     kvtest::TempDir tmp;
     auto model = kvtest::make_and_load(tmp, "m", tiny());
     try {
       make_engine(model, {.device = "cuda"});
-      FAIL("a machine without a GPU made a cuda engine");
+      FAIL("--device cuda made an engine without a GPU or a CUDA engine");
     } catch (const kvgate::Error& e) {
       CHECK_THAT(std::string(e.what()), kvtest::contains("--device cpu"));
     }

@@ -40,6 +40,7 @@ int kld(const KldCli& c) {
   const std::string device = decoder::resolve_device(c.ref.device);
   const kernels::KvStoreOptions test_kv = decoder::kv_store_options(c.ref.kv);
   const kernels::KvStoreOptions base_kv{.format = c.base_format};
+  const nlohmann::json switches = decoder::parse_kernel_switches(c.ref.kernel_switches);  // the test side only
   const std::string content = read_file(c.text);
   auto model = decoder::Model::load(c.ref.model_dir);
   const decoder::ModelConfig& cfg = model->config();
@@ -57,7 +58,7 @@ int kld(const KldCli& c) {
   const std::vector<std::vector<int>> chunks = make_chunks(ids, ctx, c.max_chunks, bos_ids.empty() ? -1 : bos_ids[0]);
 
   auto base = make_reference_engine(model, c.ref, base_kv, device);
-  auto test = make_reference_engine(model, c.ref, test_kv, device);
+  auto test = make_reference_engine(model, c.ref, test_kv, device, switches);
   const kernels::KvShape shape{.layers = cfg.num_layers, .kv_heads = cfg.num_kv_heads, .head_dim = cfg.head_dim};
   nlohmann::json context = {{"model_dir", c.ref.model_dir},
                             {"text", c.text},
@@ -65,6 +66,7 @@ int kld(const KldCli& c) {
                             {"text_tokens", ids.size()},
                             {"kv", kernels::resolve_kv_format(test_kv, shape).record()},
                             {"base_kv", kernels::resolve_kv_format(base_kv, shape).record()},
+                            {"kernel_switches", switches},
                             {"device", decoder::device_record(c.ref.device, device)},
                             {"engine", test->describe()},
                             {"scored", c.second_half ? "second half of each chunk (llama-perplexity)" : "every position after the first"},

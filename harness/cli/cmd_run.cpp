@@ -23,7 +23,7 @@ struct RunOptions {
   bool stream = false, insecure = false, force_new = false, retry_errors = false, fsync = false;
   std::vector<std::string> stop;
   std::string extra_body, api_key_env, shard, progress = "auto", ca_bundle;
-  std::string kv_params, kv_skip_layers, kv_scales;  // reference backend
+  std::string kv_params, kv_skip_layers, kv_scales, kernel_switches;  // reference backend
   int threads = 1, max_batch = 32;
   double retry_base_s = 0.5, retry_max_s = 60.0, max_retry_after_s = 600.0, progress_interval_s = 10.0, max_error_rate = 1.0;
 };
@@ -68,7 +68,7 @@ int run(const RunOptions& o, const CLI::App& sub) {
     if (o.endpoints.empty()) throw Error("--endpoint: missing: pass the server's base URL, e.g. --endpoint http://localhost:8000/v1 (or --backend reference)");
     if (o.model.empty()) throw Error("--model: missing: pass the model name the server serves (GET BASE_URL/models lists them)");
     if (!o.model_dir.empty() || !o.device.empty()) throw Error("--model-dir and --device belong to --backend reference");
-    for (const char* flag : {"--kv-params", "--kv-skip-layers", "--kv-scales", "--threads", "--max-batch"})
+    for (const char* flag : {"--kv-params", "--kv-skip-layers", "--kv-scales", "--kernel-switches", "--threads", "--max-batch"})
       if (sub.count(flag)) throw Error(std::string(flag) + " belongs to --backend reference (a server's KV settings are its own flags)");
   } else {
     if (!o.endpoints.empty()) throw Error("--endpoint belongs to --backend openai (the default); drop it for --backend reference");
@@ -94,6 +94,7 @@ int run(const RunOptions& o, const CLI::App& sub) {
                                                   .kv_format = o.kv_format,
                                                   .device = decoder::resolve_device(o.device),
                                                   .kv_params = kv.params,
+                                                  .kernel_switches = decoder::parse_kernel_switches(o.kernel_switches),
                                                   .threads = o.threads,
                                                   .max_batch = o.max_batch,
                                                   .stream = o.stream};
@@ -145,6 +146,9 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_option("--kv-skip-layers", o->kv_skip_layers, "Reference backend: layers kept in bf16, e.g. 0,1,-2,-1 (negative from the end)");
   sub->add_option("--kv-scales", o->kv_scales, "Reference backend: KV scales file (kvgate calibrate's, or SGLang's --quantization-param-path JSON)")
       ->check(CLI::ExistingFile);
+  sub->add_option("--kernel-switches", o->kernel_switches,
+                  "Reference backend: the CUDA engine's kernel emulation switches as a JSON object or @FILE, e.g. "
+                  "'{\"q_fp8\": true}' (recorded in run.json; the CPU engine is exact and refuses them)");
   sub->add_option("--threads", o->threads, "Reference backend on CPU: threads per sequence (--concurrency sequences run at once)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
   sub->add_option("--max-batch", o->max_batch, "Reference backend: sequences decoded at once (the rest wait)")

@@ -20,6 +20,9 @@ void add_reference_flags(CLI::App* sub, ReferenceFlags& f, bool kv, bool kv_requ
     sub->add_option("--kv-skip-layers", f.kv.skip_layers, "Layers kept in bf16, e.g. 0,1,-2,-1 (negative from the end)");
     sub->add_option("--kv-scales", f.kv.scales, "KV scales file (kvgate calibrate's, or SGLang's --quantization-param-path JSON)")
         ->check(CLI::ExistingFile);
+    sub->add_option("--kernel-switches", f.kernel_switches,
+                    "Engine-kernel emulation switches of the CUDA engine as a JSON object or @FILE, e.g. '{\"q_fp8\": true}' "
+                    "(recorded; the CPU engine computes attention exactly and refuses them)");
   }
   sub->add_option("--device", f.device, "cuda or cpu (default: cuda when a GPU is present; recorded)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
@@ -28,8 +31,13 @@ void add_reference_flags(CLI::App* sub, ReferenceFlags& f, bool kv, bool kv_requ
 }
 
 std::unique_ptr<decoder::Engine> make_reference_engine(std::shared_ptr<const decoder::Model> model, const ReferenceFlags& f,
-                                                       const kernels::KvStoreOptions& kv, const std::string& device) {
-  return decoder::make_engine(std::move(model), {.device = device, .kv = kv, .max_batch = f.max_batch, .threads = f.threads});
+                                                       const kernels::KvStoreOptions& kv, const std::string& device,
+                                                       const nlohmann::json& kernel_switches) {
+  return decoder::make_engine(std::move(model), {.device = device,
+                                                 .kv = kv,
+                                                 .max_batch = f.max_batch,
+                                                 .threads = f.threads,
+                                                 .kernel_switches = kernel_switches});
 }
 
 }  // namespace kvgate::cli

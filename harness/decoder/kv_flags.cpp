@@ -30,6 +30,17 @@ kernels::KvStoreOptions kv_store_options(const KvFlags& f) {
   return o;
 }
 
+nlohmann::json parse_kernel_switches(const std::string& v) {
+  if (v.empty()) return nlohmann::json::object();
+  const bool from_file = v[0] == '@';
+  const nlohmann::json j = nlohmann::json::parse(from_file ? read_file(v.substr(1)) : v, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error("--kernel-switches " + (from_file ? v : std::string("")) +
+                ": not a JSON object; e.g. --kernel-switches '{\"q_fp8\": true}' or @switches.json (the CUDA engine's "
+                "switches; omit the flag for exact attention)");
+  return j;
+}
+
 nlohmann::json kv_identity(const kernels::KvStoreOptions& o) {
   nlohmann::json id = {{"format", o.format}, {"params", o.params}};
   if (auto it = o.params.find("scales"); it != o.params.end() && it->is_string())

@@ -24,4 +24,8 @@ kernels::KvStoreOptions kv_store_options(const KvFlags& flags);
 // file named by path (its content, not only its name).
 nlohmann::json kv_identity(const kernels::KvStoreOptions& options);
 
+// --kernel-switches: a JSON object (or @FILE holding one) of engine-kernel emulation switches for
+// the CUDA engine (EngineOptions::kernel_switches); "" is {} (exact attention).
+nlohmann::json parse_kernel_switches(const std::string& flag_value);
+
 }  // namespace kvgate::decoder

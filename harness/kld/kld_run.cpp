@@ -63,7 +63,8 @@ KldResult run_kld(decoder::Engine& base, decoder::Engine& test, const std::vecto
   r.ctx = ctx;
   const int nb = std::min(o.buckets, ctx - 1);
   for (int b = 0; b < nb; ++b) r.buckets.push_back({.from = static_cast<int>(static_cast<long long>(ctx) * b / nb),
-                                                     .to = static_cast<int>(static_cast<long long>(ctx) * (b + 1) / nb)});
+                                                     .to = static_cast<int>(static_cast<long long>(ctx) * (b + 1) / nb),
+                                                     .sums = {}});
   const int first = o.second_half ? ctx / 2 : 0;  // the first position whose prediction is scored
   Accumulator acc;
   for (const std::vector<int>& chunk : chunks) {

@@ -34,7 +34,8 @@ class ReferenceBackend final : public Backend {
         engine_(decoder::make_engine(model_, {.device = device_,
                                               .kv = {.format = o.kv_format, .params = o.kv_params},
                                               .max_batch = o.max_batch,
-                                              .threads = o.threads})) {}
+                                              .threads = o.threads,
+                                              .kernel_switches = o.kernel_switches})) {}
 
   Response complete(const Request& r) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -107,7 +108,11 @@ class ReferenceBackend final : public Backend {
                 {"engine", engine},
                 {"stream", o_.stream}};
     out["engine"]["summary"] = summary;
-    if (engine.contains("kv")) out["kv"] = engine["kv"];
+    // run.json's "kv": the resolved format record plus the kernel switches it ran with.
+    if (engine.contains("kv")) {
+      out["kv"] = engine["kv"];
+      out["kv"]["kernel_switches"] = engine.value("kernel_switches", json::object());
+    }
     return out;
   }
 

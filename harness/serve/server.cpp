@@ -165,6 +165,7 @@ struct Server::Impl {
       info["kv"] = engine_description["kv"];
       info["kv_cache_dtype"] = engine_description["kv"].value("format", "");
     }
+    info["kernel_switches"] = engine_description.value("kernel_switches", json::object());
     info["engine_description"] = engine_description;
     return info;
   }
