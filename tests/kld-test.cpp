@@ -4,6 +4,7 @@
 #include <map>
 
 #include "catch_compat.hpp"
+#include "core/error.h"
 #include "core/rng.h"
 #include "decoder_fixtures.h"
 #include "kld/kld_report.h"

@@ -18,6 +18,13 @@ using nlohmann::json;
 
 namespace {
 
+// Chat options with add_generation_prompt (set by name: ChatOptions has many fields).
+kvgate::ChatOptions with_generation_prompt() {
+  kvgate::ChatOptions o;
+  o.add_generation_prompt = true;
+  return o;
+}
+
 MakeModelOptions tiny(const std::string& arch = "qwen3") {
   MakeModelOptions o;
   o.arch = arch;
@@ -134,7 +141,7 @@ TEST_CASE("model text: the chat template, eos stop ids, and text that decodes by
   REQUIRE(im_end);
   CHECK(std::find(text.stop_token_ids().begin(), text.stop_token_ids().end(), *im_end) != text.stop_token_ids().end());
   const nlohmann::ordered_json msgs = nlohmann::ordered_json::parse(R"([{"role":"user","content":"Hello there"}])");
-  const std::vector<int> ids = text.encode_chat(msgs, {.add_generation_prompt = true});
+  const std::vector<int> ids = text.encode_chat(msgs, with_generation_prompt());
   CHECK(text.tokenizer().decode(std::vector<std::int32_t>(ids.begin(), ids.end())) ==
         "<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n");
   // Generated ids -> text: decoding them together equals the generation's text (special tokens skipped).

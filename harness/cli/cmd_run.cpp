@@ -5,7 +5,6 @@
 #include "cli_common.h"
 #include "core/error.h"
 #include "core/jsonl.h"
-#include "decoder/device.h"
 #include "decoder/kv_flags.h"
 #include "runner/run_session.h"
 
@@ -92,7 +91,7 @@ int run(const RunOptions& o, const CLI::App& sub) {
         {.format = o.kv_format, .params = o.kv_params, .skip_layers = o.kv_skip_layers, .scales = o.kv_scales});
     s.backend.reference = ReferenceBackendOptions{.model_dir = o.model_dir,
                                                   .kv_format = o.kv_format,
-                                                  .device = decoder::resolve_device(o.device),
+                                                  .device = o.device,  // "" = the default, resolved by the backend and recorded as such
                                                   .kv_params = kv.params,
                                                   .kernel_switches = decoder::parse_kernel_switches(o.kernel_switches),
                                                   .threads = o.threads,

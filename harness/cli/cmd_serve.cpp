@@ -48,7 +48,7 @@ int serve(const ServeCli& c) {
   if (!loopback(c.host))
     log_warn("--host " + c.host + ": the server has no authentication; anyone who can reach this address can use it");
   const int port = server.bind(c.host, c.port);
-  runner::StopSignals signals;
+  runner::StopSignals signals("\nkvgate serve: stopping (again to quit now)\n");
   std::atomic<bool> done{false};
   std::thread watcher([&] {  // Ctrl-C / SIGTERM: stop accepting, finish, return
     while (!signals.flag().load() && !done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));

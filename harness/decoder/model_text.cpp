@@ -63,14 +63,19 @@ std::string ModelText::text_of(const Generation& g) { return tok::utf8_lossy(g.t
 
 TextStreamer::TextStreamer(std::function<std::string(int)> token_text, std::vector<int> stop_token_ids,
                            const std::vector<std::string>& stop)
-    : token_text_(std::move(token_text)), stop_ids_(std::move(stop_token_ids)) {
+    : token_text_(std::move(token_text)), stop_ids_(std::move(stop_token_ids)), stops_(stop) {
   for (const std::string& s : stop) hold_ = std::max(hold_, s.empty() ? 0 : s.size() - 1);
 }
 
 std::string TextStreamer::push(int id) {
   if (std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end()) return {};  // not part of the text
   raw_ += token_text_(id);
-  const std::size_t limit = raw_.size() > hold_ ? raw_.size() - hold_ : 0;
+  std::size_t limit = raw_.size() > hold_ ? raw_.size() - hold_ : 0;
+  // A stop string this token completed: the text ends before it (generate() cuts it there). It
+  // starts at or after sent_raw_, since the held-back bytes cover every stop still in progress.
+  for (const std::string& s : stops_)
+    if (std::size_t at = s.empty() ? std::string::npos : raw_.find(s, sent_raw_); at != std::string::npos)
+      limit = std::min(limit, at);
   const std::size_t k = tok::complete_utf8_prefix(std::string_view(raw_).substr(0, limit));
   if (k <= sent_raw_) return {};
   std::string out = tok::utf8_lossy(std::string_view(raw_).substr(sent_raw_, k - sent_raw_));

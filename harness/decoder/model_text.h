@@ -58,7 +58,8 @@ class ModelText {
 
 // Incremental text of one generation for streaming: push each id as it is generated and get the
 // text that is final, i.e. complete UTF-8 that no stop string can still cut (the last
-// longest-stop - 1 bytes are held back); finish() gives the rest of the generation's final text.
+// longest-stop - 1 bytes are held back, and nothing from a completed stop string on);
+// finish() gives the rest of the generation's final text.
 // Everything emitted is a prefix of ModelText::text_of(generation).
 class TextStreamer {
  public:
@@ -71,6 +72,7 @@ class TextStreamer {
  private:
   std::function<std::string(int)> token_text_;
   std::vector<int> stop_ids_;
+  std::vector<std::string> stops_;
   std::size_t hold_ = 0;
   std::string raw_, emitted_;
   std::size_t sent_raw_ = 0;

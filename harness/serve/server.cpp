@@ -171,6 +171,12 @@ struct Server::Impl {
   }
 
   void routes() {
+    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on a port
+    // in use binds too and the kernel splits connections between the two.
+    http.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+    });
     http.set_payload_max_length(options.max_body_bytes);
     const int workers = options.workers;
     http.new_task_queue = [workers] { return new httplib::ThreadPool(static_cast<std::size_t>(workers)); };
