@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "custom/custom_graders.h"
+#include "mrcr/mrcr_grader.h"
 
 namespace kvgate {
 
@@ -10,6 +11,7 @@ const std::vector<GraderInfo>& graders() {
   static const std::vector<GraderInfo> table = {
       {"contains", grade_contains, "the target occurs in the response (case-insensitive by default)"},
       {"exact", grade_exact, "the response equals the target, whitespace collapsed (case-insensitive by default)"},
+      {"mrcr", grade_mrcr, "official MRCR: 0 unless the response starts with the prefix, else the difflib ratio"},
   };
   return table;
 }

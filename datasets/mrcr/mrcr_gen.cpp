@@ -1,0 +1,67 @@
+#include "mrcr/mrcr_gen.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "mrcr/mrcr_chat.h"
+#include "mrcr/mrcr_conversation.h"
+#include "mrcr/mrcr_fit.h"
+
+namespace kvgate::mrcr {
+
+using nlohmann::json;
+
+Trial generate_trial(const GenOptions& o, std::int64_t bucket, int index) {
+  if (!o.counter) throw Error("mrcr: no token counter given", kExitInternal);
+  if (o.needles.empty()) throw Error("--needles: give at least one needle count, e.g. 2,4,8");
+  char idx[16];
+  std::snprintf(idx, sizeof idx, "%04d", index);
+  Trial t;
+  t.id = "mrcr/" + std::to_string(bucket) + "/" + idx;
+  t.task = "mrcr";
+  t.bucket = bucket;
+  const std::uint64_t seed = derive_seed(o.seed, t.id);
+  const int needles = o.needles[static_cast<std::size_t>(index) % o.needles.size()];
+  Conversation c({.seed = seed, .needles = needles, .target_tokens = bucket});
+  const FitResult fit = fit_to_length(c, *o.counter, {.target_tokens = bucket, .merge_user_turns = o.merge_user_turns});
+  if (!fit.exact)
+    log_warn(t.id + ": " + std::to_string(fit.tokens) + " tokens, not exactly " + std::to_string(bucket) +
+             " (no cut of a filler reply lands on it with this tokenizer)");
+  const json messages = c.messages(o.merge_user_turns);
+  t.input = {{"messages", messages}};
+  t.target = c.answer();
+  t.grader = {{"name", "mrcr"}, {"prefix", c.prefix()}};
+  t.meta = {{"source", "generated"},
+            {"version", kGeneratorVersion},
+            {"seed", seed},
+            {"n_needles", needles},
+            {"desired_index", c.k()},
+            {"desired_msg_index", c.desired_msg_index(o.merge_user_turns)},
+            {"format", c.format()},
+            {"topic", c.topic()},
+            {"total_messages", messages.size()},
+            {"n_chars", content_chars(messages)},
+            {"prompt_tokens", fit.tokens},
+            {"exact_length", fit.exact},
+            {"filler_turns", fit.fillers},
+            {"cut_replies", fit.cut_replies},
+            {"token_count_source", o.counter->source()},
+            {"exact_tokens", o.counter->exact()},
+            {"merged_user_turns", o.merge_user_turns}};
+  return t;
+}
+
+std::vector<Trial> generate_trials(const GenOptions& o) {
+  if (o.lengths.empty()) throw Error("--lengths: give at least one length, e.g. 8192,16384");
+  if (o.per_bucket < 1) throw Error("--per-bucket: must be at least 1");
+  for (int n : o.needles)
+    if (n < 1 || n > 64) throw Error("--needles: " + std::to_string(n) + " is not a needle count between 1 and 64");
+  std::vector<Trial> trials;
+  for (std::int64_t bucket : o.lengths)
+    for (int i = 0; i < o.per_bucket; ++i) trials.push_back(generate_trial(o, bucket, i));
+  return trials;
+}
+
+}  // namespace kvgate::mrcr
