@@ -76,6 +76,11 @@ std::map<std::int64_t, CachedPage> scan_pages(const std::string& dir) {
   return pages;
 }
 
+// The server could not be reached or kept failing (5xx): the page may be too large to serve.
+struct TransportError : Error {
+  using Error::Error;
+};
+
 struct Page {
   std::int64_t total = 0;
   bool partial = false;
@@ -97,7 +102,12 @@ Page fetch_page(const HfRowsSource& src, const HfRowsOptions& o, std::int64_t of
   const std::string url = hf_rows_url(src, offset, length);
   HttpFetchOptions fetch = o.fetch;
   if (const char* token = std::getenv("HF_TOKEN"); token && *token) fetch.headers["Authorization"] = std::string("Bearer ") + token;
-  const HttpFetchResult r = http_get(url, fetch);
+  HttpFetchResult r;
+  try {
+    r = http_get(url, fetch);
+  } catch (const Error& e) {
+    throw TransportError(e.what());
+  }
   if (r.status != 200) {
     std::string fix = "check the dataset, config and split names (the dataset viewer's /splits lists them)";
     if (r.status == 401 || r.status == 403) fix = "the dataset may be gated or private: set HF_TOKEN, or pass a local export";
@@ -240,7 +250,7 @@ HfRowsInfo for_each_hf_row(const HfRowsSource& src, const HfRowsOptions& o, cons
     Page p;
     try {
       p = fetch_page(src, o, offset, length);
-    } catch (const Error& e) {
+    } catch (const TransportError& e) {
       // The viewer can fail on pages too large to serve: smaller pages, once it has answered.
       if (length > 1 && reached) {
         length = std::max(1, length / 2);

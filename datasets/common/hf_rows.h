@@ -19,7 +19,7 @@
 namespace kvgate {
 
 struct HfRowsSource {
-  std::string dataset;  // "openai/mrcr"
+  std::string dataset = {};  // "openai/mrcr"
   std::string config = "default";
   std::string split = "train";
   std::string endpoint = "https://datasets-server.huggingface.co";
@@ -29,10 +29,10 @@ struct HfRowsOptions {
   // Rows a request (the API allows 100). When the API truncates cells (responses are size
   // limited), only the whole rows are kept and the page length shrinks, down to one row.
   int page_length = 100;
-  std::string cache_root;   // default: cache_dir() + "/hf-rows"
+  std::string cache_root = {};  // default: cache_dir() + "/hf-rows"
   bool refresh = false;     // drop the cached pages first (the dataset changed upstream)
   bool offline = false;     // never fetch: only cached pages (an Error names what is missing)
-  HttpFetchOptions fetch;   // timeouts and retries; $HF_TOKEN, when set, is sent as a bearer token
+  HttpFetchOptions fetch = {};  // timeouts and retries; $HF_TOKEN, when set, is sent as a bearer token
 };
 
 struct HfRowsInfo {

@@ -14,7 +14,7 @@ inline constexpr int kGeneratorVersion = 1;  // bump when generated text or layo
 
 struct GenOptions {
   std::uint64_t seed = 1;
-  std::vector<std::int64_t> lengths;      // buckets, tokens
+  std::vector<std::int64_t> lengths = {};  // buckets, tokens
   int per_bucket = 50;
   std::vector<int> needles = {2, 4, 8};
   bool merge_user_turns = false;

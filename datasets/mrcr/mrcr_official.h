@@ -46,12 +46,12 @@ std::optional<std::int64_t> bin_upper_edge(std::int64_t tokens);
 std::int64_t bin_tokens(const TokenCounter& counter, const nlohmann::json& messages, const std::string& answer);
 
 struct OfficialTrialOptions {
-  std::vector<std::int64_t> buckets;  // bin upper edges to keep (each must be one); empty: all
+  std::vector<std::int64_t> buckets = {};  // bin upper edges to keep (each must be one); empty: all
   int per_bucket = 0;                 // at most this many rows per bin, in source order; 0: all
-  std::vector<int> needles;           // n_needles values to keep; empty: all
+  std::vector<int> needles = {};      // n_needles values to keep; empty: all
   bool merge_user_turns = false;      // see merge_consecutive_user_turns
   const TokenCounter* counter = nullptr;
-  std::string origin;                 // recorded in meta ("mrcr.jsonl", "hf:openai/mrcr/default/train")
+  std::string origin = {};            // recorded in meta ("mrcr.jsonl", "hf:openai/mrcr/default/train")
 };
 
 struct OfficialSummary {

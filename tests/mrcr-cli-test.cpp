@@ -1,0 +1,137 @@
+// kvgate grade mrcr and kvgate gen mrcr, end to end.
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "catch_compat.hpp"
+#include "local_server.h"
+#include "test_util.h"
+
+using nlohmann::json;
+using kvtest::contains;
+using kvtest::run_kvgate;
+
+namespace {
+
+json official_row(int words, int needles) {
+  std::string reply;
+  for (int i = 0; i < words; ++i) reply += "lantern ";
+  const json messages = json::array({{{"role", "user"}, {"content", "Here are some examples of conversations:"}},
+                                     {{"role", "user"}, {"content", "write a poem about tapirs"}},
+                                     {{"role", "assistant"}, {"content", reply}},
+                                     {{"role", "user"}, {"content", "Prepend abcdefghij to the 1st (1 indexed) poem about tapirs."}}});
+  return {{"prompt", messages.dump()},        {"answer", "abcdefghij" + reply}, {"random_string_to_prepend", "abcdefghij"},
+          {"n_needles", needles},             {"desired_msg_index", 1},        {"total_messages", 4},
+          {"n_chars", 8 * words + 100}};
+}
+
+std::vector<json> lines_of(const std::string& path) {
+  std::vector<json> out;
+  const std::string text = kvtest::read_text(path);
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = text.find('\n', pos);
+    out.push_back(json::parse(text.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli grade mrcr: prints what the official script prints", "[mrcr][cli]") {
+  auto r = run_kvgate({"grade", "mrcr", "--response", "PPabxcd", "--answer", "PPabcd", "--prefix", "PP"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0.8888888888888888\n");
+  r = run_kvgate({"grade", "mrcr", "--response", "PPabcd", "--answer", "PPabcd", "--prefix", "PP"});
+  CHECK(r.out == "1.0\n");
+  r = run_kvgate({"grade", "mrcr", "--response", " PPabcd", "--answer", "PPabcd", "--prefix", "PP"});
+  CHECK(r.out == "0\n");  // grade() returns the int 0 when the prefix is missing
+  r = run_kvgate({"grade", "mrcr", "--response", "PP", "--answer", "PPabcd", "--prefix", "PP", "--json"});
+  CHECK(json::parse(r.out) == json{{"score", 0.0}, {"prefix_ok", true}});
+  r = run_kvgate({"grade", "mrcr", "--response", "x"});
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("cli gen mrcr: generated trials, byte-identical for the same seed", "[mrcr][cli]") {
+  kvtest::TempDir dir;
+  const std::vector<std::string> args = {"gen", "mrcr", "--out", dir.file("a.jsonl"), "--lengths", "4k,8k", "--per-bucket", "3", "--seed", "5"};
+  auto r = run_kvgate(args);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, contains("wrote 6 mrcr trials"));
+  CHECK_THAT(r.err, contains("lengths are estimates"));
+  const auto trials = lines_of(dir.file("a.jsonl"));
+  REQUIRE(trials.size() == 6);
+  CHECK(trials[0]["id"] == "mrcr/4096/0000");
+  CHECK(trials[5]["id"] == "mrcr/8192/0002");
+  CHECK(trials[5]["bucket"] == 8192);
+  CHECK(trials[5]["meta"]["prompt_tokens"] == 8192);
+  CHECK(trials[5]["grader"]["name"] == "mrcr");
+  std::vector<std::string> again = args;
+  again[3] = dir.file("b.jsonl");
+  REQUIRE(run_kvgate(again).exit_code == 0);
+  CHECK(kvtest::read_text(dir.file("a.jsonl")) == kvtest::read_text(dir.file("b.jsonl")));
+  r = run_kvgate({"validate", dir.file("a.jsonl")});
+  CHECK(r.exit_code == 0);
+  r = run_kvgate({"gen", "mrcr", "--out", dir.file("c.jsonl"), "--lengths", "8k", "--needles", "2,x"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("--needles"));
+}
+
+TEST_CASE("cli gen mrcr --official: rows from a JSONL export into the card's bins", "[mrcr][cli]") {
+  kvtest::TempDir dir;
+  // Estimated tokens (bytes / 4) of the contents plus the answer, which repeats the reply:
+  // 1500 words of "lantern " ~ 6000 tokens -> 8192; 3000 words -> 16384.
+  kvtest::write_text(dir.file("rows.jsonl"), official_row(1500, 2).dump() + "\n" + official_row(3000, 4).dump() + "\n" +
+                                                 official_row(1600, 8).dump() + "\n" + official_row(10, 2).dump() + "\n");
+  auto r = run_kvgate({"gen", "mrcr", "--official", dir.file("rows.jsonl"), "--out", dir.file("t.jsonl"), "--lengths",
+                       "8k,16k", "--needles", "2,4", "--merge-user-turns"});
+  REQUIRE(r.exit_code == 0);
+  const auto trials = lines_of(dir.file("t.jsonl"));
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[0]["id"] == "mrcr/8192/0000");
+  CHECK(trials[1]["id"] == "mrcr/16384/0001");
+  CHECK(trials[0]["input"]["messages"].size() == 3);  // merged
+  CHECK(trials[0]["grader"] == json{{"name", "mrcr"}, {"prefix", "abcdefghij"}});
+  CHECK_THAT(r.err, contains("fewer than --per-bucket"));
+
+  kvtest::write_text(dir.file("bad.jsonl"), official_row(3000, 2).dump() + "\n{\"prompt\": \"[oops\"}\n");
+  r = run_kvgate({"gen", "mrcr", "--official", dir.file("bad.jsonl"), "--out", dir.file("u.jsonl")});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains(dir.file("bad.jsonl") + ":2: field \"prompt\" is not valid JSON"));
+  r = run_kvgate({"gen", "mrcr", "--official", dir.file("rows.jsonl"), "--out", dir.file("u.jsonl"), "--lengths", "4096"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("not the upper edge of an official MRCR bin"));
+}
+
+TEST_CASE("cli gen mrcr --official-hf: rows from a rows API, cached", "[mrcr][cli]") {
+  kvtest::LocalServer s;
+  std::vector<json> rows = {official_row(1500, 2), official_row(3000, 4), official_row(1600, 2)};
+  int requests = 0;
+  s.server.Get("/rows", [&](const httplib::Request& req, httplib::Response& res) {
+    ++requests;
+    const std::int64_t offset = std::stoll(req.get_param_value("offset"));
+    const int length = std::stoi(req.get_param_value("length"));
+    json out = json::array();
+    for (std::int64_t i = offset; i < std::min<std::int64_t>(3, offset + length); ++i)
+      out.push_back({{"row_idx", i}, {"row", rows[static_cast<std::size_t>(i)]}, {"truncated_cells", json::array()}});
+    res.set_content(json{{"features", json::array()}, {"rows", out}, {"num_rows_total", 3}, {"num_rows_per_page", 100}, {"partial", false}}.dump(),
+                    "application/json");
+  });
+  s.start();
+  kvtest::TempDir dir;
+  ::setenv("KVGATE_CACHE", dir.file("cache").c_str(), 1);
+  const std::vector<std::string> args = {"gen", "mrcr", "--official-hf", "--hf-endpoint", s.url(), "--hf-page-rows", "2",
+                                         "--out", dir.file("t.jsonl"), "--lengths", "8k,16k", "--per-bucket", "5"};
+  auto r = run_kvgate(args);
+  REQUIRE(r.exit_code == 0);
+  auto trials = lines_of(dir.file("t.jsonl"));
+  REQUIRE(trials.size() == 3);
+  CHECK(trials[0]["id"] == "mrcr/8192/0000");
+  CHECK(trials[1]["id"] == "mrcr/8192/0002");
+  CHECK(trials[2]["id"] == "mrcr/16384/0001");
+  CHECK(trials[0]["meta"]["origin"] == "hf:openai/mrcr/default/train");
+  CHECK(requests == 2);
+  REQUIRE(run_kvgate(args).exit_code == 0);  // from the cache
+  CHECK(requests == 2);
+  ::unsetenv("KVGATE_CACHE");
+}
