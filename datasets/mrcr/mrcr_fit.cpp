@@ -1,8 +1,10 @@
 #include "mrcr/mrcr_fit.h"
 
-#include <limits>
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
@@ -47,36 +49,38 @@ class Fitter {
     return base_ + cum_[static_cast<std::size_t>(n)];
   }
 
-  // Smallest filler count whose exact count reaches the target: estimate-guided probes, then
-  // bisection, keeping lo (count < target) and hi (count >= target) exact.
+  // A filler count whose exact count reaches the target while, by the corrected estimate, one
+  // turn fewer would not: estimate-guided probes (usually two exact counts), bisection if the
+  // estimates keep misleading. lo (count < target) and hi (count >= target) are exact.
   std::int64_t grow_to(std::int64_t target) {
-    c_.set_filler_count(1);
-    const std::int64_t c1 = full();
-    overhead_ = c1 - base_ - text(c_.filler(0).ask) - text(c_.filler(0).reply);
-    if (overhead_ < 0) overhead_ = 0;
+    // Per-turn overhead (role markers, separators): the needles-only conversation's count minus
+    // its contents, per message, two messages a turn.
+    const nlohmann::json m0 = c_.messages(o_.merge_user_turns);
+    std::int64_t contents = 0;
+    for (const nlohmann::json& m : m0) contents += text(m["content"].get_ref<const std::string&>());
+    overhead_ = std::max<std::int64_t>(0, 2 * (base_ - contents) / static_cast<std::int64_t>(m0.size()));
     cum_ = {0};
-    std::int64_t lo = 0, hi = -1, corr = c1 - estimate(1);
-    if (c1 >= target) {
-      count_at_hi_ = c1;
-      return 1;
-    }
-    lo = 1;
-    for (int probe = 0; hi < 0 || hi - lo > 1; ++probe) {
+    std::int64_t lo = 0, hi = -1, corr = 0;
+    for (int probe = 0;; ++probe) {
       std::int64_t n;
-      if (hi >= 0 && probe >= 4) {
+      if (hi >= 0 && probe >= 6) {
         n = lo + (hi - lo) / 2;
       } else {
-        n = (hi < 0 && probe >= 4) ? 2 * lo : lo + 1;  // gallop if the estimates keep falling short
+        n = (hi < 0 && probe >= 6) ? 2 * lo : lo + 1;  // gallop if the estimates keep falling short
         while (estimate(n) + corr < target && (hi < 0 || n < hi - 1)) ++n;
         if (hi >= 0 && n >= hi) n = hi - 1;
       }
       c_.set_filler_count(static_cast<std::size_t>(n));
       const std::int64_t cn = full();
       corr = cn - estimate(n);
-      if (cn >= target) hi = n, count_at_hi_ = cn;
-      else lo = n;
+      if (cn >= target) {
+        hi = n, count_at_hi_ = cn;
+        if (n - 1 <= lo || estimate(n - 1) + corr < target) return hi;
+      } else {
+        lo = n;
+      }
+      if (hi >= 0 && hi - lo <= 1) return hi;
     }
-    return hi;
   }
 
   // Ends of words in s (byte offsets just past each word).

@@ -161,7 +161,7 @@ int count_words(std::string_view s) {
   int n = 0;
   bool in = false;
   for (char c : s) {
-    const bool space = std::isspace(static_cast<unsigned char>(c));
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
     if (!space && !in) ++n;
     in = !space;
   }
@@ -206,10 +206,15 @@ class Writer {
   void paragraph(const Words& tmpls, const std::string& lead = "") {
     if (!text_.empty()) raw("\n\n");
     std::string p = lead;
+    int p_words = count_words(lead);
     const int n = static_cast<int>(rng_.range(3, 6));
-    for (int i = 0; i < n && (i == 0 || words_ + count_words(p) < want_); ++i)
-      p += (p.empty() ? "" : " ") + sentence(tmpls);
-    raw(p);
+    for (int i = 0; i < n && (i == 0 || words_ + p_words < want_); ++i) {
+      const std::string s = sentence(tmpls);
+      p_words += count_words(s);
+      p += (p.empty() ? "" : " ") + s;
+    }
+    text_ += p;
+    words_ += p_words;
   }
   void stanza(const Words& lines, int n) {
     if (!text_.empty()) raw("\n\n");
