@@ -1,5 +1,6 @@
 #include "mrcr/mrcr_grader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -34,7 +35,9 @@ Grade grade_mrcr(const GradeInput& in) {
   else if (g.passed) g.value = GradeValue::correct;
   else if (s.score > 0.0) g.value = GradeValue::partial;
   else g.value = GradeValue::incorrect;
-  g.extracted = std::string(in.response.substr(0, 80));
+  std::size_t cut = std::min<std::size_t>(80, in.response.size());  // a short excerpt, whole characters
+  while (cut < in.response.size() && cut > 0 && (static_cast<unsigned char>(in.response[cut]) & 0xC0) == 0x80) --cut;
+  g.extracted = std::string(in.response.substr(0, cut));
   g.explanation = s.prefix_ok ? "difflib ratio " + python_float_repr(s.score) + " after the prefix"
                               : "response does not start with the prefix \"" + prefix + "\": 0";
   g.details = {{"ratio", s.score}, {"prefix_ok", s.prefix_ok}};
