@@ -1,9 +1,13 @@
 // kvgate grade mrcr and kvgate gen mrcr, end to end.
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "catch_compat.hpp"
+#include "core/trial.h"
+#include "graders.h"
 #include "local_server.h"
 #include "test_util.h"
 
@@ -134,4 +138,42 @@ TEST_CASE("cli gen mrcr --official-hf: rows from a rows API, cached", "[mrcr][cl
   REQUIRE(run_kvgate(args).exit_code == 0);  // from the cache
   CHECK(requests == 2);
   ::unsetenv("KVGATE_CACHE");
+}
+
+TEST_CASE("cli: MRCR grades feed compare: mean score per bucket, AUC over bucket upper edges", "[mrcr][cli]") {
+  kvtest::TempDir dir;
+  REQUIRE(run_kvgate({"gen", "mrcr", "--out", dir.file("tasks.jsonl"), "--lengths", "8k,16k,32k", "--per-bucket", "6"}).exit_code == 0);
+  const kvgate::TasksFile tasks = kvgate::load_tasks(dir.file("tasks.jsonl"));
+  // Baseline reproduces every answer; the candidate loses the second half of each answer at 32k
+  // and misses the prefix on one 16k trial.
+  std::map<std::int64_t, std::pair<double, int>> cand_sum;
+  for (const char* label : {"base", "cand"}) {
+    std::filesystem::create_directories(dir.file(label));
+    kvtest::write_text(dir.file(std::string(label) + "/run.json"), json{{"label", label}}.dump());
+    std::string lines;
+    int n16 = 0;
+    for (const kvgate::Trial& t : tasks.trials) {
+      std::string response = t.target.get<std::string>();
+      if (std::string(label) == "cand" && t.bucket == 32768) response.resize(response.size() / 2);
+      if (std::string(label) == "cand" && t.bucket == 16384 && n16++ == 0) response = " " + response;
+      const kvgate::Grade g = kvgate::grade_trial({.trial = t, .response = response});
+      if (std::string(label) == "cand") cand_sum[t.bucket].first += g.score, ++cand_sum[t.bucket].second;
+      lines += json{{"id", t.id}, {"task", t.task}, {"bucket", t.bucket}, {"repeat", 0}, {"score", g.score},
+                    {"passed", g.passed}, {"error", nullptr}}.dump() + "\n";
+    }
+    kvtest::write_text(dir.file(std::string(label) + "/results.jsonl"), lines);
+  }
+  auto r = run_kvgate({"compare", dir.file("base"), dir.file("cand"), "--json", dir.file("cmp.json")});
+  CHECK(r.exit_code == 1);  // a clear regression
+  const json t = json::parse(kvtest::read_text(dir.file("cmp.json")))["pairs"][0]["tasks"][0];
+  CHECK(t["task"] == "mrcr");
+  CHECK(t["metric"] == "auc");
+  CHECK(t["auc"]["x"] == json{8192.0, 16384.0, 32768.0});
+  CHECK(t["auc"]["reference"].get<double>() == kvtest::Approx(1.0));
+  double want = 0;
+  const json w = t["auc"]["weights"];
+  int k = 0;
+  for (const auto& [bucket, sum] : cand_sum) want += w[k++].get<double>() * sum.first / sum.second;
+  CHECK(t["auc"]["candidate"].get<double>() == kvtest::Approx(want).epsilon(1e-12));
+  CHECK(want < 0.9);
 }
