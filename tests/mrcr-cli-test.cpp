@@ -177,3 +177,54 @@ TEST_CASE("cli: MRCR grades feed compare: mean score per bucket, AUC over bucket
   CHECK(t["auc"]["candidate"].get<double>() == kvtest::Approx(want).epsilon(1e-12));
   CHECK(want < 0.9);
 }
+
+namespace {
+// A model that answers MRCR perfectly: it reads the final ask ("Prepend P to the 2nd (1 indexed)
+// poem about tapirs. ..."), finds the k-th identical ask and returns P + the reply that followed it.
+std::string perfect_mrcr_answer(const json& messages) {
+  const std::string last = messages.back()["content"];
+  const std::size_t to = last.find(" to the "), idx = last.find(" (1 indexed) "), about = last.find(" about "),
+                    dot = last.find(". Do not include");
+  const std::string prefix = last.substr(8, to - 8);
+  const int k = std::stoi(last.substr(to + 8, idx - to - 8));
+  const std::string format = last.substr(idx + 13, about - idx - 13), topic = last.substr(about + 7, dot - about - 7);
+  const std::string ask = std::string("write ") + (std::string("aeiou").find(format[0]) != std::string::npos ? "an " : "a ") +
+                          format + " about " + topic;
+  int seen = 0;
+  for (std::size_t i = 0; i + 1 < messages.size(); ++i) {
+    const std::string c = messages[i]["content"];
+    if (messages[i]["role"] == "user" && (c == ask || c.ends_with("\n" + ask)) && ++seen == k)
+      return prefix + messages[i + 1]["content"].get<std::string>();
+  }
+  return "not found";
+}
+}  // namespace
+
+TEST_CASE("cli: gen mrcr, run through an endpoint, every perfect answer scores 1.0", "[mrcr][cli]") {
+  kvtest::LocalServer s;
+  s.server.set_payload_max_length(64u << 20);
+  s.server.Post("/v1/chat/completions", [](const httplib::Request& req, httplib::Response& res) {
+    const json body = json::parse(req.body);
+    const json answer = {{"id", "x"}, {"object", "chat.completion"}, {"model", body["model"]},
+                         {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", perfect_mrcr_answer(body["messages"])}}},
+                                       {"finish_reason", "stop"}}}},
+                         {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}};
+    res.set_content(answer.dump(), "application/json");
+  });
+  s.start();
+  kvtest::TempDir dir;
+  REQUIRE(run_kvgate({"gen", "mrcr", "--out", dir.file("tasks.jsonl"), "--lengths", "4k,16k", "--per-bucket", "4",
+                      "--merge-user-turns"}).exit_code == 0);
+  auto r = run_kvgate({"run", "--tasks", dir.file("tasks.jsonl"), "--out", dir.file("run"), "--endpoint", s.url("/v1"),
+                       "--model", "m", "--max-tokens", "4096", "--max-retries", "0"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto results = lines_of(dir.file("run/results.jsonl"));
+  REQUIRE(results.size() == 8);
+  for (const json& x : results) {
+    INFO(x.dump().substr(0, 300));
+    CHECK(x["error"].is_null());
+    CHECK(x["score"] == 1.0);
+    CHECK(x["passed"] == true);
+  }
+}

@@ -66,6 +66,7 @@ TEST_CASE("mrcr gen: exact lengths with an additive exact counter", "[mrcr]") {
       INFO(t.id << " needles " << needles);
       CHECK(tc.count_chat(t.input["messages"]) == static_cast<std::size_t>(target));
       CHECK(t.meta["prompt_tokens"] == target);
+      CHECK(t.meta["answer_tokens"] == tc.count_text(t.target.get<std::string>()));
       CHECK(t.meta["exact_length"] == true);
       CHECK(t.meta["n_needles"] == needles);
       check_shape(t, false);

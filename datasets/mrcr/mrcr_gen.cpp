@@ -44,6 +44,7 @@ Trial generate_trial(const GenOptions& o, std::int64_t bucket, int index) {
             {"total_messages", messages.size()},
             {"n_chars", content_chars(messages)},
             {"prompt_tokens", fit.tokens},
+            {"answer_tokens", o.counter->count_text(c.answer())},
             {"exact_length", fit.exact},
             {"filler_turns", fit.fillers},
             {"cut_replies", fit.cut_replies},

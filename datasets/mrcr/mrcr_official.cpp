@@ -158,6 +158,7 @@ bool OfficialTrialBuilder::add(const OfficialRow& row) {
             {"n_chars", row.n_chars},
             {"bin_tokens", tokens},
             {"prompt_tokens", o_.counter->count_chat(messages)},
+            {"answer_tokens", o_.counter->count_text(row.answer)},
             {"token_count_source", o_.counter->source()},
             {"exact_tokens", o_.counter->exact()},
             {"merged_user_turns", o_.merge_user_turns}};

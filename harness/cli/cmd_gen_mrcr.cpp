@@ -40,6 +40,9 @@ void report(const std::vector<Trial>& trials, const std::string& out) {
   std::string s;
   for (auto [b, n] : per) s += (s.empty() ? "" : ", ") + std::to_string(b) + ": " + std::to_string(n);
   log_info("wrote " + std::to_string(trials.size()) + " mrcr trials to " + out + " (per bucket " + s + ")");
+  std::int64_t longest = 0;
+  for (const Trial& t : trials) longest = std::max<std::int64_t>(longest, t.meta.value("answer_tokens", std::int64_t{0}));
+  log_info("answers take up to " + std::to_string(longest) + " tokens: give kvgate run a --max-tokens at least that large");
 }
 
 int run_official(const MrcrCliOptions& o, const TokenCounter& counter) {
