@@ -18,7 +18,7 @@ class Fitter {
 
   FitResult run() {
     const std::int64_t target = o_.target_tokens;
-    c_.set_filler_count(0);
+    set_fillers(0);
     const std::int64_t base = full();
     if (base > target)
       throw Error("mrcr: a " + std::to_string(target) + "-token bucket cannot hold " + std::to_string(c_.needles()) +
@@ -26,15 +26,47 @@ class Fitter {
                   " tokens; use larger --lengths or fewer --needles");
     if (base == target) return result(base);
     base_ = base;
-    const std::int64_t n = grow_to(target);
-    c_.set_filler_count(static_cast<std::size_t>(n));
+    init_estimates();
+    // Fast path: when counts add up over messages (chat templates that put special tokens between
+    // them), the estimates are exact and one count of the whole input verifies the fit.
+    std::int64_t n = 1;
+    while (estimate(n) < target) ++n;
+    set_fillers(n);
+    std::int64_t got = trim(target, estimate(n));
+    if (got == target && !(fresh_ && last_full_ == target)) got = full();
+    if (got == target) return result(got);
+    // Exact counts throughout.
+    for (std::size_t i = 0; i < c_.filler_count(); ++i) set_cut(i, std::string::npos);
+    n = grow_to(target);
+    set_fillers(n);
     return result(trim(target, count_at_hi_));
   }
 
  private:
   std::int64_t full() {
     ++counts_;
-    return static_cast<std::int64_t>(tc_.count_chat(c_.messages(o_.merge_user_turns)));
+    last_full_ = static_cast<std::int64_t>(tc_.count_chat(c_.messages(o_.merge_user_turns)));
+    fresh_ = true;
+    return last_full_;
+  }
+  // Every change goes through these, so `fresh_` says whether last_full_ counts the current input.
+  void set_fillers(std::int64_t n) {
+    c_.set_filler_count(static_cast<std::size_t>(n));
+    fresh_ = false;
+  }
+  void set_cut(std::size_t i, std::size_t bytes) {
+    c_.cut_reply(i, bytes);
+    fresh_ = false;
+  }
+
+  // Per-turn overhead (role markers, separators): the needles-only conversation's count minus
+  // its contents, per message, two messages a turn.
+  void init_estimates() {
+    const nlohmann::json m0 = c_.messages(o_.merge_user_turns);
+    std::int64_t contents = 0;
+    for (const nlohmann::json& m : m0) contents += text(m["content"].get_ref<const std::string&>());
+    overhead_ = std::max<std::int64_t>(0, 2 * (base_ - contents) / static_cast<std::int64_t>(m0.size()));
+    cum_ = {0};
   }
   std::int64_t text(const std::string& s) const { return static_cast<std::int64_t>(tc_.count_text(s)); }
 
@@ -53,13 +85,6 @@ class Fitter {
   // turn fewer would not: estimate-guided probes (usually two exact counts), bisection if the
   // estimates keep misleading. lo (count < target) and hi (count >= target) are exact.
   std::int64_t grow_to(std::int64_t target) {
-    // Per-turn overhead (role markers, separators): the needles-only conversation's count minus
-    // its contents, per message, two messages a turn.
-    const nlohmann::json m0 = c_.messages(o_.merge_user_turns);
-    std::int64_t contents = 0;
-    for (const nlohmann::json& m : m0) contents += text(m["content"].get_ref<const std::string&>());
-    overhead_ = std::max<std::int64_t>(0, 2 * (base_ - contents) / static_cast<std::int64_t>(m0.size()));
-    cum_ = {0};
     std::int64_t lo = 0, hi = -1, corr = 0;
     for (int probe = 0;; ++probe) {
       std::int64_t n;
@@ -70,7 +95,7 @@ class Fitter {
         while (estimate(n) + corr < target && (hi < 0 || n < hi - 1)) ++n;
         if (hi >= 0 && n >= hi) n = hi - 1;
       }
-      c_.set_filler_count(static_cast<std::size_t>(n));
+      set_fillers(n);
       const std::int64_t cn = full();
       corr = cn - estimate(n);
       if (cn >= target) {
@@ -128,7 +153,7 @@ class Fitter {
         const std::size_t next = find_cut(reply, ends, want);
         if (next == cut) break;
         cut = next;
-        c_.cut_reply(n, cut);
+        set_cut(n, cut);
         count = full();
         if (cut == ends[0] && count > target) break;  // this reply cannot give enough: take the next one too
         want += target - count;
@@ -138,7 +163,7 @@ class Fitter {
       count = bisect(n, reply, target, ends[0]);
       if (count > target) continue;  // cannot happen unless counts are wildly non-monotonic
       if (count != target) {  // this reply cannot land exactly: restore it, try the next one
-        c_.cut_reply(n, std::string::npos);
+        set_cut(n, std::string::npos);
         count = before;
       }
     }
@@ -149,20 +174,20 @@ class Fitter {
   // Bisects the cut of filler n's reply on exact counts for the longest cut with count <= target.
   std::int64_t bisect(std::size_t n, const std::string& reply, std::int64_t target, std::size_t min_cut) {
     std::size_t lo = min_cut, hi = reply.size();  // the whole reply is over the target
-    c_.cut_reply(n, lo);
+    set_cut(n, lo);
     std::int64_t at_lo = full();
     if (at_lo > target) return at_lo;
     while (hi - lo > 1) {
       std::size_t mid = lo + (hi - lo) / 2;
       while (mid > lo && !char_boundary(reply, mid)) --mid;
       if (mid == lo) break;
-      c_.cut_reply(n, mid);
+      set_cut(n, mid);
       const std::int64_t cm = full();
       if (cm <= target) lo = mid, at_lo = cm;
       else hi = mid;
       if (cm == target) break;
     }
-    c_.cut_reply(n, lo);
+    set_cut(n, lo);
     return at_lo;
   }
 
@@ -170,10 +195,10 @@ class Fitter {
   // undo the cuts and drop whole turns until the count is at or under the target. Reported as
   // not exact; it needs a target within a few tokens of the needles-only size.
   std::int64_t last_resort(std::int64_t target) {
-    for (std::size_t n = 0; n < c_.filler_count(); ++n) c_.cut_reply(n, std::string::npos);
+    for (std::size_t n = 0; n < c_.filler_count(); ++n) set_cut(n, std::string::npos);
     std::int64_t count = full();
     while (count > target && c_.filler_count() > 0) {
-      c_.set_filler_count(c_.filler_count() - 1);
+      set_fillers(static_cast<std::int64_t>(c_.filler_count()) - 1);
       count = full();
     }
     return count;
@@ -192,7 +217,8 @@ class Fitter {
   Conversation& c_;
   const TokenCounter& tc_;
   const FitOptions& o_;
-  std::int64_t base_ = 0, overhead_ = 0, count_at_hi_ = 0;
+  std::int64_t base_ = 0, overhead_ = 0, count_at_hi_ = 0, last_full_ = -1;
+  bool fresh_ = false;
   std::vector<std::int64_t> cum_{0};
   int counts_ = 0;
 };
