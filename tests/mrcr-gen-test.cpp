@@ -92,6 +92,29 @@ TEST_CASE("mrcr gen: exact lengths when cuts jump and when counts do not add up"
   }
 }
 
+TEST_CASE("mrcr fit: counts that add up over messages take three whole counts; others still land", "[mrcr]") {
+  // Base, one turn (the per-turn overhead), and the verification of the predicted fit: with an
+  // additive counter (as ChatML templates are) the per-message counts choose turns and cut.
+  kvtest::PreTokenCounter additive;
+  kvtest::ChunkCounter chunky;
+  for (int needles : {2, 4, 8}) {
+    for (bool merge : {false, true}) {
+      for (std::int64_t target : {4096, 5000, 12345, 65536}) {
+        INFO("needles " << needles << " merge " << merge << " target " << target);
+        mrcr::Conversation a({.seed = 5, .needles = needles, .target_tokens = target});
+        const mrcr::FitResult fa = mrcr::fit_to_length(a, additive, {.target_tokens = target, .merge_user_turns = merge});
+        CHECK(fa.exact);
+        CHECK(fa.full_counts == 3);
+        CHECK(static_cast<std::int64_t>(additive.count_chat(a.messages(merge))) == target);
+        mrcr::Conversation c({.seed = 5, .needles = needles, .target_tokens = target});
+        const mrcr::FitResult fc = mrcr::fit_to_length(c, chunky, {.target_tokens = target, .merge_user_turns = merge});
+        CHECK(fc.exact);
+        CHECK(static_cast<std::int64_t>(chunky.count_chat(c.messages(merge))) == target);
+      }
+    }
+  }
+}
+
 TEST_CASE("mrcr gen: merged user turns are counted as sent", "[mrcr]") {
   kvtest::PreTokenCounter tc;
   mrcr::GenOptions o = options(tc, {8192, 16384}, 4);

@@ -1,6 +1,7 @@
 #include "mrcr/mrcr_fit.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,18 +27,14 @@ class Fitter {
                   " tokens; use larger --lengths or fewer --needles");
     if (base == target) return result(base);
     base_ = base;
-    init_estimates();
-    // Fast path: when counts add up over messages (chat templates that put special tokens between
-    // them), the estimates are exact and one count of the whole input verifies the fit.
-    std::int64_t n = 1;
-    while (estimate(n) < target) ++n;
-    set_fillers(n);
-    std::int64_t got = trim(target, estimate(n));
-    if (got == target && !(fresh_ && last_full_ == target)) got = full();
-    if (got == target) return result(got);
+    // Per-turn overhead (role markers, separators): one filler turn's exact cost minus its contents.
+    set_fillers(1);
+    const Turn& first = c_.filler(0);
+    overhead_ = std::max<std::int64_t>(0, full() - base - text(first.ask) - text(first.reply));
+    if (const std::optional<std::int64_t> got = predicted_fit(target)) return result(*got);
     // Exact counts throughout.
     for (std::size_t i = 0; i < c_.filler_count(); ++i) set_cut(i, std::string::npos);
-    n = grow_to(target);
+    const std::int64_t n = grow_to(target);
     set_fillers(n);
     return result(trim(target, count_at_hi_));
   }
@@ -45,29 +42,39 @@ class Fitter {
  private:
   std::int64_t full() {
     ++counts_;
-    last_full_ = static_cast<std::int64_t>(tc_.count_chat(c_.messages(o_.merge_user_turns)));
-    fresh_ = true;
-    return last_full_;
+    return static_cast<std::int64_t>(tc_.count_chat(c_.messages(o_.merge_user_turns)));
   }
-  // Every change goes through these, so `fresh_` says whether last_full_ counts the current input.
-  void set_fillers(std::int64_t n) {
-    c_.set_filler_count(static_cast<std::size_t>(n));
-    fresh_ = false;
-  }
-  void set_cut(std::size_t i, std::size_t bytes) {
-    c_.cut_reply(i, bytes);
-    fresh_ = false;
+  void set_fillers(std::int64_t n) { c_.set_filler_count(static_cast<std::size_t>(n)); }
+  void set_cut(std::size_t i, std::size_t bytes) { c_.cut_reply(i, bytes); }
+
+  // Fast path: when counts add up over messages (chat templates that put special tokens between
+  // them, as ChatML does), the estimates are exact: choose the turns and the cut from the
+  // per-message counts alone, and let one count of the whole input verify them. Returns nothing
+  // (cuts undone) when the verification fails.
+  std::optional<std::int64_t> predicted_fit(std::int64_t target) {
+    std::int64_t n = 1;
+    while (estimate(n) < target) ++n;
+    set_fillers(n);
+    std::int64_t predicted = estimate(n);
+    for (std::size_t i = static_cast<std::size_t>(n); predicted != target && i-- > 0;) {
+      const std::string& reply = c_.filler(i).reply;
+      const std::vector<std::size_t> ends = word_ends(reply);
+      if (ends.empty()) continue;
+      const std::int64_t whole = text(reply);
+      const std::size_t cut = find_cut(reply, ends, whole - (predicted - target));
+      const std::int64_t after = predicted - whole + text(reply.substr(0, cut));
+      if (after < target) continue;  // this reply cannot land exactly: leave it whole
+      set_cut(i, cut);
+      predicted = after;
+    }
+    if (predicted == target) {
+      const std::int64_t got = full();
+      if (got == target) return got;
+    }
+    for (std::size_t i = 0; i < c_.filler_count(); ++i) set_cut(i, std::string::npos);
+    return std::nullopt;
   }
 
-  // Per-turn overhead (role markers, separators): the needles-only conversation's count minus
-  // its contents, per message, two messages a turn.
-  void init_estimates() {
-    const nlohmann::json m0 = c_.messages(o_.merge_user_turns);
-    std::int64_t contents = 0;
-    for (const nlohmann::json& m : m0) contents += text(m["content"].get_ref<const std::string&>());
-    overhead_ = std::max<std::int64_t>(0, 2 * (base_ - contents) / static_cast<std::int64_t>(m0.size()));
-    cum_ = {0};
-  }
   std::int64_t text(const std::string& s) const { return static_cast<std::int64_t>(tc_.count_text(s)); }
 
   // Estimated count with n fillers: base + per-turn costs (+ a per-turn overhead learned from
@@ -217,8 +224,7 @@ class Fitter {
   Conversation& c_;
   const TokenCounter& tc_;
   const FitOptions& o_;
-  std::int64_t base_ = 0, overhead_ = 0, count_at_hi_ = 0, last_full_ = -1;
-  bool fresh_ = false;
+  std::int64_t base_ = 0, overhead_ = 0, count_at_hi_ = 0;
   std::vector<std::int64_t> cum_{0};
   int counts_ = 0;
 };
