@@ -220,3 +220,37 @@ TEST_CASE("hf rows: a damaged cache page is an error naming the file", "[hf_rows
   std::filesystem::remove(page);
   REQUIRE_THROWS_WITH(f.all(), contains("rows from 10 are not cached (offline)"));
 }
+
+TEST_CASE("hf rows: a rows API URL names the split; errors show the expected form", "[hf_rows]") {
+  kvgate::HfRowsUrl u = kvgate::parse_hf_rows_url(
+      "https://datasets-server.huggingface.co/rows?dataset=openai%2Fgsm8k&config=main&split=test&offset=0&length=100");
+  CHECK(u.source.endpoint == "https://datasets-server.huggingface.co");
+  CHECK(u.source.dataset == "openai/gsm8k");
+  CHECK(u.source.config == "main");
+  CHECK(u.source.split == "test");
+  CHECK(u.page_length == 100);
+  // Defaults for config and split; the URL of a request round-trips.
+  u = kvgate::parse_hf_rows_url("http://127.0.0.1:8080/api/rows?dataset=org/name");
+  CHECK(u.source.endpoint == "http://127.0.0.1:8080/api");
+  CHECK(u.source.config == "default");
+  CHECK(u.source.split == "train");
+  CHECK(u.page_length == 0);
+  const kvgate::HfRowsUrl back = kvgate::parse_hf_rows_url(kvgate::hf_rows_url(u.source, 0, 7));
+  CHECK(back.source.dataset == u.source.dataset);
+  CHECK(back.source.endpoint == u.source.endpoint);
+  CHECK(back.page_length == 7);
+  CHECK(kvgate::parse_hf_rows_url("https://h/rows?dataset=a+b%20c").source.dataset == "a b c");
+
+  const char* form = "/rows?dataset=ORG/NAME&config=CONFIG&split=SPLIT";
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://huggingface.co/datasets/openai/gsm8k"), contains(form));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?config=main"), contains("no dataset=") && contains(form));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?dataset=a&offset=100"),
+                      contains("offset=100: the whole split is read"));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?dataset=a&length=500"), contains("length=500") && contains("1..100"));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?dataset=a&where=x"), contains("unknown parameter \"where\""));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?dataset=a&dataset=b"), contains("\"dataset\" is given twice"));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?dataset=a%2"), contains("bad %-escape"));
+  REQUIRE_THROWS_WITH(kvgate::parse_hf_rows_url("https://h/rows?dataset=a&split="), contains("empty config= or split="));
+  CHECK(kvgate::is_http_url("https://x"));
+  CHECK_FALSE(kvgate::is_http_url("data/https.jsonl"));
+}

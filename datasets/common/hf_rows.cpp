@@ -1,6 +1,8 @@
 #include "common/hf_rows.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -181,7 +183,81 @@ bool read_page(const CachedPage& page, std::int64_t offset, const HfRowFn& fn, s
   return true;
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Query-string decoding: %XX and '+' for a space; nullopt on a bad escape.
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out.push_back(' ');
+    } else if (s[i] == '%') {
+      if (i + 2 >= s.size()) return std::nullopt;
+      const int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+bool is_http_url(const std::string& text) { return text.rfind("http://", 0) == 0 || text.rfind("https://", 0) == 0; }
+
+HfRowsUrl parse_hf_rows_url(const std::string& url) {
+  const std::string form = ": expected a Hugging Face rows API URL, " + std::string(kDefaultEndpoint) +
+                           "/rows?dataset=ORG/NAME&config=CONFIG&split=SPLIT (the dataset viewer's API tab shows it)";
+  if (!is_http_url(url)) throw Error(url + form);
+  const std::size_t q = url.find('?');
+  std::string base = url.substr(0, q);
+  if (q == std::string::npos || base.size() < 5 || base.compare(base.size() - 5, 5, "/rows") != 0) throw Error(url + form);
+  HfRowsUrl out;
+  out.source.endpoint = base.substr(0, base.size() - 5);
+  std::map<std::string, std::string> params;
+  std::string_view query(url);
+  query.remove_prefix(q + 1);
+  if (const std::size_t hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    const std::optional<std::string> key = percent_decode(item.substr(0, eq));
+    const std::optional<std::string> value = percent_decode(eq == std::string_view::npos ? "" : item.substr(eq + 1));
+    if (!key || !value) throw Error(url + ": a bad %-escape in \"" + std::string(item) + "\"" + form);
+    if (!params.emplace(*key, *value).second) throw Error(url + ": \"" + *key + "\" is given twice" + form);
+  }
+  for (const auto& [key, value] : params) {
+    if (key == "dataset") out.source.dataset = value;
+    else if (key == "config") out.source.config = value;
+    else if (key == "split") out.source.split = value;
+    else if (key == "offset") {
+      if (value != "0")
+        throw Error(url + ": offset=" + value + ": the whole split is read; drop offset (kvgate gen custom --limit takes a subset)");
+    } else if (key == "length") {
+      int n = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > 100)
+        throw Error(url + ": length=" + value + ": the rows a request must be 1..100 (the API's limit)");
+      out.page_length = n;
+    } else {
+      throw Error(url + ": unknown parameter \"" + key + "\"" + form);
+    }
+  }
+  if (out.source.dataset.empty()) throw Error(url + ": no dataset=" + form);
+  if (out.source.config.empty() || out.source.split.empty()) throw Error(url + ": an empty config= or split=" + form);
+  return out;
+}
 
 std::string hf_rows_url(const HfRowsSource& src, std::int64_t offset, int length) {
   std::string base = src.endpoint;

@@ -54,6 +54,16 @@ HfRowsInfo for_each_hf_row(const HfRowsSource& source, const HfRowsOptions& opti
 // Fetches every missing page into the cache; returns the summary.
 HfRowsInfo download_hf_rows(const HfRowsSource& source, const HfRowsOptions& options);
 
+// A rows API URL as a source: "{endpoint}/rows?dataset=D[&config=C][&split=S][&offset=0][&length=L]"
+// (what the dataset viewer shows for a split). The whole split is meant: offset must be 0 or absent;
+// length, when given, is the page length (rows a request). Errors name the URL and show the form.
+struct HfRowsUrl {
+  HfRowsSource source;
+  int page_length = 0;  // 0: not given
+};
+bool is_http_url(const std::string& text);
+HfRowsUrl parse_hf_rows_url(const std::string& url);
+
 // The cache directory of a split, and the URL of one request.
 std::string hf_rows_cache_dir(const HfRowsSource& source, const HfRowsOptions& options);
 std::string hf_rows_url(const HfRowsSource& source, std::int64_t offset, int length);

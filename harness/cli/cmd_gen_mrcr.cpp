@@ -93,8 +93,8 @@ void register_gen_mrcr(CLI::App& gen, Commands& commands) {
   sub->add_flag("--merge-user-turns", o->merge_user_turns,
                 "Join consecutive user turns with \"\\n\" (chat templates that require alternation; the official prompts open with two)");
   sub->add_option("--official", o->official,
-                  "Official rows from a JSONL export of openai/mrcr (prompt, answer, random_string_to_prepend, n_needles, ...); "
-                  "--lengths then picks the card's bins by upper edge");
+                  "Official rows from a JSONL export of openai/mrcr (prompt, answer, random_string_to_prepend, n_needles, ...), "
+                  "or a Hugging Face rows API URL (as --official-hf); --lengths then picks the card's bins by upper edge");
   sub->add_flag("--official-hf", o->official_hf, "Official rows from the Hugging Face rows API, cached (resumes) under the kvgate cache");
   sub->add_option("--hf-dataset", o->hf.dataset, "Dataset for --official-hf")->capture_default_str();
   sub->add_option("--hf-config", o->hf.config, "Config (subset) for --official-hf")->capture_default_str();
@@ -105,6 +105,13 @@ void register_gen_mrcr(CLI::App& gen, Commands& commands) {
   sub->add_flag("--offline", o->offline, "Use only cached rows");
   commands.add(sub, [o] {
     if (!o->official.empty() && o->official_hf) throw Error("--official and --official-hf both given: pass one");
+    if (is_http_url(o->official)) {  // a rows API URL names the split: the same as --official-hf with --hf-*
+      const HfRowsUrl url = parse_hf_rows_url(o->official);
+      o->hf = url.source;
+      if (url.page_length > 0) o->hf_page_rows = url.page_length;
+      o->official_hf = true;
+      o->official.clear();
+    }
     const std::unique_ptr<TokenCounter> counter = open_token_counter(o->common.token_counter_options());
     if (!counter->exact()) log_warn("no --tokenizer or --tokenize-url: lengths are estimates (" + counter->source() + ")");
     if (!o->official.empty() || o->official_hf) return run_official(*o, *counter);
