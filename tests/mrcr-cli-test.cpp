@@ -137,6 +137,15 @@ TEST_CASE("cli gen mrcr --official-hf: rows from a rows API, cached", "[mrcr][cl
   CHECK(requests == 2);
   REQUIRE(run_kvgate(args).exit_code == 0);  // from the cache
   CHECK(requests == 2);
+  // The same split named by a rows API URL in --official: the same source, the same cache.
+  r = run_kvgate({"gen", "mrcr", "--official", s.url("/rows?dataset=openai/mrcr&config=default&split=train&length=2"), "--out",
+                  dir.file("u.jsonl"), "--lengths", "8k,16k", "--per-bucket", "5"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(requests == 2);
+  CHECK(kvtest::read_text(dir.file("u.jsonl")) == kvtest::read_text(dir.file("t.jsonl")));
+  r = run_kvgate({"gen", "mrcr", "--official", s.url("/rows?dataset=openai/mrcr&offset=1"), "--out", dir.file("v.jsonl")});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("offset=1: the whole split is read"));
   ::unsetenv("KVGATE_CACHE");
 }
 
