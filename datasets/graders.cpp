@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "custom/custom_graders.h"
+#include "multicode/multicode.h"
+#include "niah/niah.h"
 
 namespace kvgate {
 
@@ -10,6 +12,8 @@ const std::vector<GraderInfo>& graders() {
   static const std::vector<GraderInfo> table = {
       {"contains", grade_contains, "the target occurs in the response (case-insensitive by default)"},
       {"exact", grade_exact, "the response equals the target, whitespace collapsed (case-insensitive by default)"},
+      {"multicode", multicode::grade_multicode, "every asked access code exact and given for its own name; fraction right in details"},
+      {"niah", niah::grade_niah, "the needle's value in the answer as a whole token; RULER substring score in details"},
   };
   return table;
 }
