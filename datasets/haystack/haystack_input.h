@@ -65,6 +65,6 @@ nlohmann::json length_meta(const FittedHaystackInput& fitted, const TokenCounter
 
 // Bytes per token of a source's text under `counter`: one count of about `bytes` of it. Used as
 // the fitting's first guess, measured once per generation run.
-double measure_bytes_per_token(const TokenCounter& counter, SentenceSource& source, std::size_t bytes = 16384);
+double measure_bytes_per_token(const TokenCounter& counter, SentenceSource& source, std::size_t bytes = 131072);
 
 }  // namespace kvgate::haystack

@@ -130,6 +130,7 @@ class RemoteTokenCounter final : public TokenCounter {
       curl_slist_free_all(headers);
       if (rc != CURLE_OK) {
         last_error = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+        if (rc == CURLE_OPERATION_TIMEDOUT) break;  // a server that did not answer in 5 minutes will not now
         continue;
       }
       if (status == 429 || status >= 500) {
@@ -148,8 +149,8 @@ class RemoteTokenCounter final : public TokenCounter {
       }
       return parse_count(response);
     }
-    throw Error("--tokenize-url " + shown_ + ": no answer after " + std::to_string(kMaxRetries + 1) + " attempts (" +
-                last_error + "): start the server or check the URL, e.g. http://localhost:8000");
+    throw Error("--tokenize-url " + shown_ + ": no answer (" + last_error +
+                "): start the server or check the URL, e.g. http://localhost:8000");
   }
 
   std::size_t parse_count(const std::string& response) const {

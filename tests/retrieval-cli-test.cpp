@@ -1,0 +1,132 @@
+// `kvgate gen niah` and `kvgate gen multicode` end to end: byte-identical files from the same seed,
+// lengths counted by a server's /tokenize, and clear errors (exit 2) for bad options.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+#include "catch_compat.hpp"
+#include "core/trial.h"
+#include "fake_token_counter.h"
+#include "local_server.h"
+#include "test_util.h"
+
+using kvtest::contains;
+using kvtest::run_kvgate;
+
+TEST_CASE("gen niah: the same seed gives a byte-identical tasks file, whatever the threads", "[gen][e2e]") {
+  kvtest::TempDir dir;
+  const std::vector<std::string> common = {"gen", "niah", "--lengths", "2k,8k", "--per-bucket", "4", "--depth-grid", "4"};
+  auto args = [&](const std::string& out, const std::string& seed, const std::string& threads) {
+    std::vector<std::string> a = common;
+    for (const auto& s : {"--out", out.c_str(), "--seed", seed.c_str(), "--threads", threads.c_str()}) a.push_back(s);
+    return a;
+  };
+  auto r = run_kvgate(args(dir.file("a.jsonl"), "5", "1"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, contains("wrote 8 trials"));
+  CHECK_THAT(r.err, contains("estimate"));
+  REQUIRE(run_kvgate(args(dir.file("b.jsonl"), "5", "2")).exit_code == 0);
+  REQUIRE(run_kvgate(args(dir.file("c.jsonl"), "6", "2")).exit_code == 0);
+  const std::string a = kvtest::read_text(dir.file("a.jsonl")), b = kvtest::read_text(dir.file("b.jsonl"));
+  CHECK(a == b);
+  CHECK(a != kvtest::read_text(dir.file("c.jsonl")));
+  const auto tasks = kvgate::load_tasks(dir.file("a.jsonl"));  // valid for `kvgate run`
+  REQUIRE(tasks.trials.size() == 8);
+  CHECK(tasks.trials[0].id == "niah/2048/0000");
+  CHECK(tasks.trials[7].id == "niah/8192/0003");
+  CHECK(tasks.trials[5].meta.at("depth") == 33.0);
+}
+
+TEST_CASE("gen multicode: byte-identical from the seed, with --lines, --ask, --api completions", "[gen][e2e]") {
+  kvtest::TempDir dir;
+  for (const char* name : {"a.jsonl", "b.jsonl"}) {
+    auto r = run_kvgate({"gen", "multicode", "--out", dir.file(name), "--lengths", "4096", "--per-bucket", "3", "--lines", "16",
+                         "--ask", "3", "--api", "completions", "--seed", "2"});
+    REQUIRE(r.exit_code == 0);
+  }
+  CHECK(kvtest::read_text(dir.file("a.jsonl")) == kvtest::read_text(dir.file("b.jsonl")));
+  const auto tasks = kvgate::load_tasks(dir.file("a.jsonl"));
+  REQUIRE(tasks.trials.size() == 3);
+  CHECK(tasks.trials[0].input.contains("prompt"));
+  CHECK(tasks.trials[0].target.at("codes").size() == 3);
+  CHECK(tasks.trials[0].meta.at("lines").size() == 16);
+}
+
+TEST_CASE("gen niah --tokenize-url: lengths measured by the server, recorded as exact", "[gen][e2e]") {
+  kvtest::LocalServer s;
+  kvtest::WordTokenCounter words;
+  s.server.Post("/tokenize", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto body = nlohmann::json::parse(req.body);
+    const std::size_t n = body.contains("messages") ? words.count_chat(body["messages"]) : words.count_text(body["prompt"].get<std::string>());
+    res.set_content(nlohmann::json{{"count", n}, {"tokens", nlohmann::json::array()}, {"max_model_len", 32768}}.dump(), "application/json");
+  });
+  s.start();
+  kvtest::TempDir dir;
+  auto r = run_kvgate({"gen", "niah", "--out", dir.file("t.jsonl"), "--lengths", "4096", "--per-bucket", "3", "--tokenize-url",
+                       s.url(), "--tokenize-model", "m"});
+  REQUIRE(r.exit_code == 0);
+  for (const auto& t : kvgate::load_tasks(dir.file("t.jsonl")).trials) {
+    const auto tokens = t.meta.at("prompt_tokens").get<std::int64_t>();
+    CHECK(tokens == static_cast<std::int64_t>(words.count_chat(t.input.at("messages"))));
+    CHECK(tokens <= 4096);
+    CHECK(tokens >= 4096 - 20);
+    CHECK(t.meta.at("length_exact") == true);
+    CHECK(t.meta.at("token_counter") == "tokenize-url:" + s.url("/tokenize") + " model:m");
+  }
+}
+
+TEST_CASE("gen niah / multicode: bad options exit 2 naming the input and the fix, and write nothing", "[gen][e2e]") {
+  kvtest::TempDir dir;
+  const std::string out = dir.file("t.jsonl");
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> says;
+  };
+  const std::vector<Case> cases = {
+      {{"gen", "niah", "--lengths", "64"}, {"niah/64/0000", "cannot fit the input to 64 tokens", "use a larger length"}},
+      {{"gen", "multicode", "--lengths", "300"}, {"multicode/300/0000", "use a larger length"}},
+      {{"gen", "niah", "--tokenizer", dir.file("no-such-tokenizer.json")}, {"--tokenizer", "no-such-tokenizer.json"}},
+      {{"gen", "niah", "--depths", "0,50", "--depth-grid", "3"}, {"--depths and --depth-grid"}},
+      {{"gen", "niah", "--depths", "0,150"}, {"--depths", "\"150\""}},
+      {{"gen", "niah", "--depths", "10,20", "--depth-spacing", "sigmoid"}, {"--depth-spacing applies to --depth-grid"}},
+      {{"gen", "niah", "--depth-spacing", "cubic"}, {"--depth-spacing cubic", "linear or sigmoid"}},
+      {{"gen", "niah", "--api", "responses"}, {"--api responses", "chat or completions"}},
+      {{"gen", "niah", "--value-type", "emoji"}, {"--value-type emoji"}},
+      {{"gen", "niah", "--lengths", "4k,4096"}, {"4096 is given twice"}},
+      {{"gen", "niah", "--lengths", "4k,x"}, {"--lengths", "\"x\""}},
+      {{"gen", "niah", "--haystack-file", dir.file("missing.txt")}, {"--haystack-file", "missing.txt", "cannot read"}},
+      {{"gen", "multicode", "--lines", "4", "--ask", "5"}, {"--ask 5", "--lines (4)"}},
+      {{"gen", "niah", "--tokenize-url", "http://127.0.0.1:1"}, {"--tokenize-url http://127.0.0.1:1/tokenize", "start the server"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> a = c.args;
+    a.push_back("--out");
+    a.push_back(out);
+    a.push_back("--per-bucket");
+    a.push_back("2");
+    const auto r = run_kvgate(a);
+    std::ostringstream cmd;
+    for (const auto& x : a) cmd << x << " ";
+    INFO(cmd.str() << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    for (const auto& s : c.says) CHECK_THAT(r.err, contains(s));
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+}
+
+TEST_CASE("gen niah --haystack-file: the user's text is the haystack", "[gen][e2e]") {
+  kvtest::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "Report line " + std::to_string(i) + " says the quarterly numbers were fine. Nobody objected.\n\n";
+  kvtest::write_text(dir.file("corpus.txt"), text);
+  auto r = run_kvgate({"gen", "niah", "--out", dir.file("t.jsonl"), "--lengths", "2048,16384", "--per-bucket", "2",
+                       "--haystack-file", dir.file("corpus.txt")});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, contains("repeat it"));  // 16K tokens needs more than the file
+  const auto tasks = kvgate::load_tasks(dir.file("t.jsonl"));
+  for (const auto& t : tasks.trials) {
+    CHECK(t.meta.at("haystack").at("source") == "file");
+    CHECK_THAT(t.input.at("messages")[0].at("content").get<std::string>(), contains("quarterly numbers were fine."));
+  }
+}
