@@ -7,6 +7,7 @@
 #include "catch_compat.hpp"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/sha256.h"
 #include "haystack/corpus.h"
 #include "haystack/haystack.h"
 #include "haystack/prose_generator.h"
@@ -36,9 +37,20 @@ TEST_CASE("prose: the same seed gives the same text, another seed other text", "
   const auto ta = draw(a, 400), tb = draw(b, 400), tc = draw(c, 400);
   CHECK(join(ta) == join(tb));
   CHECK(join(ta) != join(tc));
-  // A pinned sentence: the generator must stay identical across machines and releases (trials are frozen by seed).
-  ProseGenerator pinned(1);
-  CHECK(pinned.next().text == ProseGenerator(1).next().text);
+}
+
+TEST_CASE("prose: pinned output: the same on every machine and release (tasks files are frozen by seed)", "[haystack]") {
+  // Changing the vocabulary, the templates or the draws changes every generated trial: if that is
+  // intended, bump the generators' meta "version" and update these values.
+  ProseGenerator g(1);
+  CHECK(g.next().text == "Mabel had always been uneasy about the rising water.");
+  ProseGenerator h(1);
+  std::string all;
+  for (int i = 0; i < 200; ++i) {
+    const Sentence s = h.next();
+    all += s.text + (s.paragraph_start ? "|P\n" : "\n");
+  }
+  CHECK(kvgate::sha256_hex(all) == "b1e31c7598db5c5a64ede291816be9b6dad72b0d034e42976c1a760b9aeb52e1");
 }
 
 TEST_CASE("prose: 128K tokens' worth has no repeated sentence, so no repeated 5-sentence block", "[haystack]") {

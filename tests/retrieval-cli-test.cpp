@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "catch_compat.hpp"
+#include "core/sha256.h"
 #include "core/trial.h"
 #include "fake_token_counter.h"
 #include "local_server.h"
@@ -51,6 +52,16 @@ TEST_CASE("gen multicode: byte-identical from the seed, with --lines, --ask, --a
   CHECK(tasks.trials[0].input.contains("prompt"));
   CHECK(tasks.trials[0].target.at("codes").size() == 3);
   CHECK(tasks.trials[0].meta.at("lines").size() == 16);
+}
+
+TEST_CASE("gen niah / multicode: pinned files: every machine and release writes these bytes for seed 1", "[gen][e2e]") {
+  // A change here changes every user's frozen trials: if intended, bump the task's meta "version"
+  // and update the hashes.
+  kvtest::TempDir dir;
+  REQUIRE(run_kvgate({"gen", "niah", "--out", dir.file("n.jsonl"), "--lengths", "2048,8192", "--per-bucket", "2", "--seed", "1"}).exit_code == 0);
+  REQUIRE(run_kvgate({"gen", "multicode", "--out", dir.file("m.jsonl"), "--lengths", "4096", "--per-bucket", "2", "--seed", "1"}).exit_code == 0);
+  CHECK(kvgate::sha256_hex(kvtest::read_text(dir.file("n.jsonl"))) == "1804e7a1d8a7fc1c60efa821f6a93e9a9173cd51f255e96bb5ec20db6c056068");
+  CHECK(kvgate::sha256_hex(kvtest::read_text(dir.file("m.jsonl"))) == "6e4f26010d68c77ea648f0559038577c0c7e38ab1bf774b6644f50dcd0ec1096");
 }
 
 TEST_CASE("gen niah --tokenize-url: lengths measured by the server, recorded as exact", "[gen][e2e]") {

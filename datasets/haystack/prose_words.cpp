@@ -307,7 +307,7 @@ const char* const kTemplates[] = {
     "{S} {vt} {obj} twice, just to be sure.",
     "Outside, {weather}.",
     "No one expected {S2} to come back to {place} so soon.",
-    "{S} found {obj} under a pile of {things}.",
+    "{S} found {obj} behind {place} after a long search.",
     "{time}, the {people} began to leave {place}.",
     "It took {duration} to {vtb} {obj}, longer than anyone had planned.",
     "{S} smiled at {S2} and {vi}.",
@@ -330,14 +330,14 @@ const char* const kTemplates[] = {
     "When the {people} heard {sound}, they stopped what they were doing.",
     "{S} was {feel} all {period}, though {pron} could not say why.",
     "It had been {duration} since anyone mentioned {topic}.",
-    "{S2} had left {num} {things} on the bench outside {place}.",
+    "{S2} had counted {num} {things} near {place} that morning.",
     "The {things} at {place} were {adj} and badly in need of attention.",
     "Whenever {S} thought of {place}, {pron} remembered {smell}.",
     "{S} told {S2} that {pos} plans for {topic} had changed.",
     "{weather}, so the {people} stayed indoors.",
     "On the way to {place}, {S} stopped to look at the {things}.",
     "{S} promised {S2} to {vtb} {obj} by the end of the {period}.",
-    "Nobody at {place} seemed {feel} about {topic} except {S}.",
+    "Nobody at {place} seemed {feel} about {topic} except {S2}.",
 };
 
 const char* const kShortTemplates[] = {
