@@ -13,7 +13,7 @@ void add_haystack_cli_options(CLI::App* sub, HaystackCliOptions& o, int default_
                   "repeat for several files (read in order; each trial starts at a random sentence)");
   sub->add_option("--api", o.api,
                   "Input style: chat (one user message; the server's chat template is counted) or completions "
-                  "(a raw prompt ending in RULER's answer prefix; one token kept free for a BOS)")
+                  "(a raw prompt ending in an answer prefix, RULER's for niah; one token kept free for a BOS)")
       ->capture_default_str();
   sub->add_option("--max-tokens", o.max_tokens, "Generation limit written into each input (0: leave it to `kvgate run`)")
       ->capture_default_str()
