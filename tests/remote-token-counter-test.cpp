@@ -25,6 +25,7 @@ struct TokenizeServer : kvtest::LocalServer {
   kvtest::WordTokenCounter words;
 
   explicit TokenizeServer(const std::string& path = "/tokenize") {
+    server.set_keep_alive_max_count(1);  // the client keeps connections alive: do not wait on them at shutdown
     server.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       if (fail_first > 0) {
         --fail_first;
@@ -113,11 +114,13 @@ TEST_CASE("tokenize-url: errors name the URL and the way out", "[tokenize]") {
   REQUIRE_THROWS_WITH(kvgate::make_remote_token_counter(other.url(), ""), contains("HTTP 404") && contains("--tokenizer"));
 
   kvtest::LocalServer junk;
+  junk.server.set_keep_alive_max_count(1);
   junk.server.Post("/tokenize", [](const httplib::Request&, httplib::Response& res) { res.set_content("<html>hi</html>", "text/html"); });
   junk.start();
   REQUIRE_THROWS_WITH(kvgate::make_remote_token_counter(junk.url(), ""), contains("unexpected answer") && contains("\"count\""));
 
   kvtest::LocalServer text_only;  // an older server: prompts only, 422 for messages
+  text_only.server.set_keep_alive_max_count(1);
   text_only.server.Post("/tokenize", [](const httplib::Request& req, httplib::Response& res) {
     if (json::parse(req.body).contains("messages")) {
       res.status = 422;
