@@ -1,0 +1,106 @@
+#include "compare/gate.h"
+
+#include <cmath>
+
+#include "compare/number_format.h"
+
+namespace kvgate::compare {
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "PASS";
+    case Verdict::fail: return "FAIL";
+    case Verdict::inconclusive: return "INCONCLUSIVE";
+  }
+  return "?";
+}
+
+int exit_code(Verdict v) { return v == Verdict::pass ? 0 : v == Verdict::fail ? 1 : 3; }
+
+namespace {
+// Worst first: FAIL > INCONCLUSIVE > PASS.
+Verdict combine(Verdict a, Verdict b) {
+  if (a == Verdict::fail || b == Verdict::fail) return Verdict::fail;
+  if (a == Verdict::inconclusive || b == Verdict::inconclusive) return Verdict::inconclusive;
+  return Verdict::pass;
+}
+
+std::string confidence(const CompareOptions& o) { return "one-sided " + fixed(100 * (1 - o.alpha), 1) + "%"; }
+}  // namespace
+
+void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& reference_label,
+                 const std::string& candidate_label) {
+  t.reasons.clear();
+  bool failed = false;
+  const Accounting& a = t.accounting;
+  const auto error_rate = [&](double rate, std::size_t errors, std::size_t results, const std::string& label) {
+    if (rate <= o.max_error_rate) return;
+    failed = true;
+    t.reasons.push_back("error rate " + percent(rate, 1) + " (" + std::to_string(errors) + " of " + std::to_string(results) +
+                        " results) in " + label + " is above --max-error-rate " + percent(o.max_error_rate, 1));
+  };
+  error_rate(a.reference_error_rate, a.reference_errors, a.reference_results, reference_label);
+  error_rate(a.candidate_error_rate, a.candidate_errors, a.candidate_results, candidate_label);
+  for (const Finding& f : t.findings)
+    if (f.severity == "fail") {
+      failed = true;
+      t.reasons.push_back(f.check + ": " + f.message);
+    }
+
+  const std::string what = t.metric == "auc" ? "AUC ratio" : "ratio";
+  if (!(t.reference_metric > 0.0)) {
+    t.verdict = failed ? Verdict::fail : Verdict::inconclusive;
+    t.reasons.push_back(reference_label + " never scores on this task: " + what + " undefined");
+    return;
+  }
+  const RatioBound& r = t.ratio;
+  const std::string m = fixed(o.margin, 3);
+  const std::string bounds = "(" + r.method + ", " + confidence(o) + ")";
+  Verdict v;
+  if (r.lcb > o.margin) {
+    v = Verdict::pass;
+    t.reasons.push_back(what + " " + fixed(t.ratio_estimate, 4) + ": lower bound " + fixed(r.lcb, 4) + " > margin " + m + " " + bounds);
+  } else if (r.ucb && *r.ucb < o.margin) {
+    v = Verdict::fail;
+    t.reasons.push_back(what + " " + fixed(t.ratio_estimate, 4) + ": upper bound " + fixed(*r.ucb, 4) + " < margin " + m + " " + bounds);
+  } else {
+    v = Verdict::inconclusive;
+    std::string msg = what + " " + fixed(t.ratio_estimate, 4) + ": lower bound " + fixed(r.lcb, 4) + " <= margin " + m +
+                      " <= upper bound " + (r.ucb ? fixed(*r.ucb, 4) : std::string("unbounded")) + " " + bounds;
+    if (t.power.additional_trials)
+      msg += "; about " + fixed(*t.power.additional_trials, 0) + " more paired trials (" + fixed(*t.power.trials_needed, 0) +
+             " in all, same bucket mix) would decide it at the observed ratio with " + percent(t.power.power, 0) + " power";
+    else
+      msg += "; the estimate sits on the margin, so no number of trials decides it at the observed ratio";
+    t.reasons.push_back(msg);
+  }
+  t.verdict = failed ? Verdict::fail : v;
+}
+
+void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
+  p.reasons.clear();
+  Verdict v = Verdict::pass;
+  std::size_t pass = 0, fail = 0, inconclusive = 0;
+  for (const TaskComparison& t : p.tasks) {
+    v = combine(v, t.verdict);
+    (t.verdict == Verdict::pass ? pass : t.verdict == Verdict::fail ? fail : inconclusive) += 1;
+    if (t.verdict != Verdict::pass) p.reasons.push_back(t.task + ": " + to_string(t.verdict));
+  }
+  p.verdict = v;
+  p.reasons.insert(p.reasons.begin(), runs[p.candidate].label + " vs " + runs[p.reference].label + ": " + std::to_string(pass) +
+                                          " PASS, " + std::to_string(fail) + " FAIL, " + std::to_string(inconclusive) +
+                                          " INCONCLUSIVE of " + std::to_string(p.tasks.size()) + " tasks");
+}
+
+void decide_overall(Comparison& c) {
+  c.reasons.clear();
+  Verdict v = Verdict::pass;
+  for (const PairComparison& p : c.pairs) {
+    if (!p.gating) continue;
+    v = combine(v, p.verdict);
+    c.reasons.push_back(c.runs[p.candidate].label + ": " + to_string(p.verdict));
+  }
+  c.verdict = v;
+}
+
+}  // namespace kvgate::compare

@@ -1,0 +1,18 @@
+// The verdicts (product.md "The gate"): per task PASS iff the one-sided (1 - alpha) lower bound of
+// candidate/baseline is above the margin, FAIL if the upper bound is below it (or the error rate
+// is above --max-error-rate, or a task check fails), else INCONCLUSIVE with the trials that would
+// decide it. A pair passes when every task passes, fails when one fails; the overall verdict is
+// the same over the gating pairs (every candidate against the baseline).
+#pragma once
+#include <string>
+
+#include "compare/comparison.h"
+
+namespace kvgate::compare {
+
+void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& reference_label,
+                 const std::string& candidate_label);
+void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs);
+void decide_overall(Comparison& c);
+
+}  // namespace kvgate::compare

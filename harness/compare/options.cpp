@@ -1,0 +1,22 @@
+#include "compare/options.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace kvgate::compare {
+
+const char* to_string(ErrorPolicy p) { return p == ErrorPolicy::fail ? "fail" : "exclude"; }
+
+void validate(const CompareOptions& o) {
+  if (!(o.margin > 0.0 && o.margin <= 1.0))
+    throw Error("--margin " + std::to_string(o.margin) + ": must be in (0, 1] (0.95 = candidate keeps 95% of the baseline)");
+  if (!(o.alpha > 0.0 && o.alpha < 0.5)) throw Error("--alpha " + std::to_string(o.alpha) + ": must be in (0, 0.5), e.g. 0.05");
+  if (!(o.max_error_rate >= 0.0 && o.max_error_rate <= 1.0))
+    throw Error("--max-error-rate " + std::to_string(o.max_error_rate) + ": must be in [0, 1], e.g. 0.02");
+  if (!(o.power > 0.0 && o.power < 1.0)) throw Error("--power " + std::to_string(o.power) + ": must be in (0, 1), e.g. 0.8");
+  if (o.bootstrap_replicates < 0 || o.bootstrap_replicates > 1000000)
+    throw Error("--bootstrap " + std::to_string(o.bootstrap_replicates) + ": must be in [0, 1000000] (0 turns the cross-check off)");
+}
+
+}  // namespace kvgate::compare
