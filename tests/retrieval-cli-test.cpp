@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "catch_compat.hpp"
@@ -139,5 +141,97 @@ TEST_CASE("gen niah --haystack-file: the user's text is the haystack", "[gen][e2
   for (const auto& t : tasks.trials) {
     CHECK(t.meta.at("haystack").at("source") == "file");
     CHECK_THAT(t.input.at("messages")[0].at("content").get<std::string>(), contains("quarterly numbers were fine."));
+  }
+}
+
+namespace {
+
+// An OpenAI-compatible server that reads the haystack like a perfect model: it finds the needle
+// for the asked key (niah) or the code lines of the asked names (multicode) and answers, except
+// that it gets the last asked code wrong when `miss_last` is set.
+struct OracleServer : kvtest::LocalServer {
+  bool miss_last = false;
+  OracleServer() {
+    server.set_keep_alive_max_count(1);
+    server.set_payload_max_length(64u << 20);
+    auto handle = [this](const httplib::Request& req, httplib::Response& res, bool chat) {
+      const auto body = nlohmann::json::parse(req.body);
+      const std::string prompt = chat ? body["messages"].back()["content"].get<std::string>() : body["prompt"].get<std::string>();
+      std::string answer;
+      std::smatch m;
+      if (std::regex_search(prompt, m, std::regex("special magic (\\w+) for (\\S+) mentioned in the provided text\\?"))) {
+        std::smatch v;
+        const std::string key = m[2];
+        std::regex_search(prompt, v, std::regex("special magic \\w+ for " + key + " is: (\\S+)\\."));
+        answer = "The special magic " + m[1].str() + " for " + key + " is " + v[1].str() + ".";
+      } else {
+        const std::size_t q = prompt.rfind("What ");
+        const std::string question = prompt.substr(q);
+        std::vector<std::string> names;
+        static const std::regex name_re("[A-Z][a-z]+-[0-9]+");
+        for (std::sregex_iterator it(question.begin(), question.end(), name_re), end; it != end; ++it)
+          names.push_back(it->str());
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          std::smatch c;
+          std::regex_search(prompt, c, std::regex("The access code for " + names[i] + " is ([0-9]{6})\\."));
+          answer += names[i] + ": " + (miss_last && i + 1 == names.size() ? std::string("000000") : c[1].str()) + "\n";
+        }
+      }
+      const nlohmann::json choice = chat ? nlohmann::json{{"index", 0}, {"message", {{"role", "assistant"}, {"content", answer}}}, {"finish_reason", "stop"}}
+                                         : nlohmann::json{{"index", 0}, {"text", answer}, {"finish_reason", "stop"}};
+      res.set_content(nlohmann::json{{"id", "x"}, {"object", "x"}, {"model", "oracle"}, {"choices", {choice}},
+                                     {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}}.dump(),
+                      "application/json");
+    };
+    server.Post("/v1/chat/completions", [handle](const httplib::Request& q, httplib::Response& r) { handle(q, r, true); });
+    server.Post("/v1/completions", [handle](const httplib::Request& q, httplib::Response& r) { handle(q, r, false); });
+    start();
+  }
+};
+
+std::vector<nlohmann::json> read_results(const std::string& dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(dir + "/results.jsonl");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gen then run: a perfect reader passes every trial; results carry depth and length for heatmaps", "[gen][e2e]") {
+  OracleServer oracle;
+  kvtest::TempDir dir;
+  REQUIRE(run_kvgate({"gen", "niah", "--out", dir.file("n.jsonl"), "--lengths", "2048,4096", "--per-bucket", "3", "--depth-grid", "3"}).exit_code == 0);
+  auto r = run_kvgate({"run", "--tasks", dir.file("n.jsonl"), "--out", dir.file("run-n"), "--endpoint", oracle.url("/v1"), "--model", "oracle"});
+  REQUIRE(r.exit_code == 0);
+  const auto niah = read_results(dir.file("run-n"));
+  REQUIRE(niah.size() == 6);
+  for (const auto& res : niah) {
+    INFO(res.dump());
+    CHECK(res.at("passed") == true);
+    CHECK(res.at("score") == 1.0);
+    const auto& d = res.at("grade").at("details");
+    CHECK(d.at("bucket") == res.at("bucket"));
+    CHECK(d.contains("depth"));
+    CHECK(d.contains("depth_actual"));
+    CHECK(d.at("ruler_substring") == 1.0);
+  }
+
+  oracle.miss_last = true;  // three of four codes right: partial credit, no pass
+  REQUIRE(run_kvgate({"gen", "multicode", "--out", dir.file("m.jsonl"), "--lengths", "4096", "--per-bucket", "2", "--api", "completions"}).exit_code == 0);
+  r = run_kvgate({"run", "--tasks", dir.file("m.jsonl"), "--out", dir.file("run-m"), "--endpoint", oracle.url("/v1"), "--model", "oracle",
+                  "--api", "completions"});
+  REQUIRE(r.exit_code == 0);
+  const auto mc = read_results(dir.file("run-m"));
+  REQUIRE(mc.size() == 2);
+  for (const auto& res : mc) {
+    INFO(res.dump());
+    CHECK(res.at("passed") == false);
+    CHECK(res.at("score") == 0.0);
+    const auto& d = res.at("grade").at("details");
+    CHECK(d.at("fraction_right") == 0.75);
+    CHECK(d.at("depths").size() == 4);
+    CHECK(d.at("bucket") == 4096);
   }
 }
