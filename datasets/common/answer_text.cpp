@@ -1,5 +1,7 @@
 #include "common/answer_text.h"
 
+#include "common/thinking.h"
+
 namespace kvgate {
 
 namespace {
@@ -14,9 +16,7 @@ std::string_view strip(std::string_view s) {
 }  // namespace
 
 std::string final_answer_text(std::string_view response) {
-  const std::size_t think = response.rfind("</think>");
-  if (think != std::string_view::npos) response.remove_prefix(think + 8);
-  std::string out(strip(response));
+  std::string out(strip(strip_thinking(response)));
   for (char& c : out)
     if (static_cast<unsigned char>(c) < 0x20) c = '\n';
   return std::string(strip(out));

@@ -9,8 +9,9 @@
 
 namespace kvgate {
 
-// The answer a grader reads: the text after the last "</think>" (models that inline their
-// reasoning), then RULER's post-processing: strip, control characters to newlines, strip.
+// The answer a grader reads: thinking removed (common/thinking.h: inline <think> blocks, a lone
+// </think>, an unclosed <think>), then RULER's post-processing: strip, control characters to
+// newlines, strip.
 std::string final_answer_text(std::string_view response);
 
 // True when `value` occurs in `text` as a whole token: the characters around it are not ASCII
