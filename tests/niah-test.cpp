@@ -204,6 +204,8 @@ TEST_CASE("niah grader: correct, extra text, wrong, inside a longer number, empt
 
   g = grade(t, "<think>4417926</think>I do not know.");  // only the final answer counts
   CHECK_FALSE(g.passed);
+  CHECK_FALSE(grade(t, "<think>It must be 4417926, let me check").passed);  // ran out of tokens while thinking
+  CHECK(grade(t, "so it is 4417926.</think>4417926").passed);               // the template opened the block
 
   g = grade(t, "   \n");
   CHECK_FALSE(g.passed);
