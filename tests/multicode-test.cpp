@@ -94,6 +94,18 @@ TEST_CASE("multicode: 64 lines at their offsets, one base name, four distinct co
   }
 }
 
+TEST_CASE("multicode: with the Qwen3 tokenizer every trial is within 0.5% and never above", "[multicode][qwen3]") {
+  const auto qwen3 = kvgate::make_hf_token_counter(kvtest::shared_dir() + "/data/tokenizers/qwen3/tokenizer.json");
+  MulticodeOptions o{.seed = 8, .lengths = {4096, 32768}, .per_bucket = 3};
+  for (const Trial& t : kvgate::multicode::generate_multicode(o, *qwen3)) {
+    INFO(t.id);
+    const std::int64_t tokens = t.meta.at("prompt_tokens");
+    CHECK(tokens <= t.bucket);
+    CHECK(tokens >= t.bucket - t.bucket / 200);
+    CHECK(tokens == static_cast<std::int64_t>(kvgate::count_input(*qwen3, t.input)));
+  }
+}
+
 TEST_CASE("multicode: deterministic from the seed; --lines and --ask are honoured and checked", "[multicode]") {
   auto counter = kvgate::make_estimating_token_counter();
   MulticodeOptions o{.seed = 4, .lengths = {8192}, .per_bucket = 2, .lines = 10, .ask = 1, .api = kvgate::InputApi::completions};
