@@ -141,6 +141,12 @@ TEST_CASE("mrcr gen: deterministic from the seed, ids stable, needles cycle", "[
   // A trial does not depend on the other buckets or on how many trials are asked for.
   const auto c = mrcr::generate_trials(options(tc, {8192}, 2));
   CHECK(to_json(c[1]).dump() == to_json(a[5]).dump());
+  // Threads fill their own slots: the same trials whatever the thread count.
+  mrcr::GenOptions threaded = options(tc, {4096, 8192}, 4);
+  threaded.threads = 3;
+  const auto d = mrcr::generate_trials(threaded);
+  REQUIRE(d.size() == a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(to_json(d[i]).dump() == to_json(a[i]).dump());
   mrcr::GenOptions other = options(tc, {4096}, 1);
   other.seed = 12;
   CHECK(to_json(mrcr::generate_trials(other)[0]).dump() != to_json(a[0]).dump());
@@ -153,6 +159,8 @@ TEST_CASE("mrcr gen: a bucket too small for the needles is an error naming the f
   REQUIRE_THROWS_WITH(mrcr::generate_trials(o), contains("600-token bucket cannot hold 8 needles") && contains("--lengths"));
   o.needles = {0};
   REQUIRE_THROWS_AS(mrcr::generate_trials(o), kvgate::Error);
+  o = options(tc, {8192, 8192}, 1);  // the ids would clash
+  REQUIRE_THROWS_WITH(mrcr::generate_trials(o), contains("--lengths: 8192 is given twice"));
 }
 
 TEST_CASE("mrcr conversation: adding turns keeps the needles and the other turns", "[mrcr]") {

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "common/parallel.h"
+#include "common/trial_ids.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -16,10 +18,8 @@ using nlohmann::json;
 Trial generate_trial(const GenOptions& o, std::int64_t bucket, int index) {
   if (!o.counter) throw Error("mrcr: no token counter given", kExitInternal);
   if (o.needles.empty()) throw Error("--needles: give at least one needle count, e.g. 2,4,8");
-  char idx[16];
-  std::snprintf(idx, sizeof idx, "%04d", index);
   Trial t;
-  t.id = "mrcr/" + std::to_string(bucket) + "/" + idx;
+  t.id = bucket_trial_id("mrcr", bucket, static_cast<std::size_t>(index));
   t.task = "mrcr";
   t.bucket = bucket;
   const std::uint64_t seed = derive_seed(o.seed, t.id);
@@ -55,13 +55,16 @@ Trial generate_trial(const GenOptions& o, std::int64_t bucket, int index) {
 }
 
 std::vector<Trial> generate_trials(const GenOptions& o) {
-  if (o.lengths.empty()) throw Error("--lengths: give at least one length, e.g. 8192,16384");
-  if (o.per_bucket < 1) throw Error("--per-bucket: must be at least 1");
+  check_buckets(o.lengths, o.per_bucket);
+  if (o.needles.empty()) throw Error("--needles: give at least one needle count, e.g. 2,4,8");
   for (int n : o.needles)
     if (n < 1 || n > 64) throw Error("--needles: " + std::to_string(n) + " is not a needle count between 1 and 64");
-  std::vector<Trial> trials;
-  for (std::int64_t bucket : o.lengths)
-    for (int i = 0; i < o.per_bucket; ++i) trials.push_back(generate_trial(o, bucket, i));
+  // Each trial depends only on its own seed, so the threads fill their slots in any order.
+  const std::size_t per = static_cast<std::size_t>(o.per_bucket), jobs = o.lengths.size() * per;
+  std::vector<Trial> trials(jobs);
+  parallel_for(jobs, resolve_threads(o.threads, jobs), [&](std::size_t j) {
+    trials[j] = generate_trial(o, o.lengths[j / per], static_cast<int>(j % per));
+  });
   return trials;
 }
 

@@ -19,6 +19,7 @@ struct GenOptions {
   std::vector<int> needles = {2, 4, 8};
   bool merge_user_turns = false;
   const TokenCounter* counter = nullptr;  // count_chat decides the length
+  int threads = 0;                        // generation threads (0: one per hardware thread); the output does not depend on it
 };
 
 Trial generate_trial(const GenOptions& options, std::int64_t bucket, int index);

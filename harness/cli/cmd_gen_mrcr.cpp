@@ -22,6 +22,7 @@ struct MrcrCliOptions {
   bool official_hf = false;  // Hugging Face rows API
   HfRowsSource hf{.dataset = "openai/mrcr"};
   int hf_page_rows = 10;
+  int threads = 0;
   bool refresh = false, offline = false;
 };
 
@@ -101,6 +102,9 @@ void register_gen_mrcr(CLI::App& gen, Commands& commands) {
   sub->add_option("--hf-split", o->hf.split, "Split for --official-hf")->capture_default_str();
   sub->add_option("--hf-endpoint", o->hf.endpoint, "Dataset viewer API base URL")->capture_default_str();
   sub->add_option("--hf-page-rows", o->hf_page_rows, "Rows a request (1..100; MRCR rows are large)")->capture_default_str();
+  sub->add_option("--threads", o->threads, "Generation threads (0: one per hardware thread); the output does not depend on it")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--refresh", o->refresh, "Drop the cached rows and fetch again (the dataset changed upstream)");
   sub->add_flag("--offline", o->offline, "Use only cached rows");
   commands.add(sub, [o] {
@@ -120,7 +124,8 @@ void register_gen_mrcr(CLI::App& gen, Commands& commands) {
                        .per_bucket = o->common.per_bucket,
                        .needles = parse_needles(o->needles_text),
                        .merge_user_turns = o->merge_user_turns,
-                       .counter = counter.get()};
+                       .counter = counter.get(),
+                       .threads = o->threads};
     const std::vector<Trial> trials = mrcr::generate_trials(g);
     write_tasks(o->common.out, trials);
     report(trials, o->common.out);

@@ -1,11 +1,13 @@
-// The openai/mrcr row parser and the difflib port on arbitrary bytes: a row or a clean Error,
-// and ratios that keep difflib's invariants (0..1, blocks that really match, in order).
+// The openai/mrcr row parser, the rows API URL parser and the difflib port on arbitrary bytes: a
+// row (a source) or a clean Error, and ratios that keep difflib's invariants (0..1, blocks that
+// really match, in order).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/hf_rows.h"
 #include "core/error.h"
 #include "mrcr/mrcr_chat.h"
 #include "mrcr/mrcr_grader.h"
@@ -20,6 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     kvgate::mrcr::merge_consecutive_user_turns(row.messages);
   } catch (const kvgate::Error&) {
   } catch (const nlohmann::json::exception&) {  // not JSON at all: the JSONL reader reports it
+  }
+  // A rows API URL (gen mrcr --official, gen custom --data): a source or a clean Error.
+  try {
+    const kvgate::HfRowsUrl u = kvgate::parse_hf_rows_url("https://h/rows?" + text);
+    if (u.source.dataset.empty() || u.page_length < 0 || u.page_length > 100) std::abort();
+  } catch (const kvgate::Error&) {
   }
   // The two halves as response and answer.
   const std::string a = text.substr(0, size / 2), b = text.substr(size / 2);
