@@ -82,7 +82,8 @@ void bench_generation(const std::string& tokenizer, int trials, std::int64_t len
   kvgate::TokenCounterOptions co;
   co.tokenizer_path = tokenizer;
   const std::unique_ptr<kvgate::TokenCounter> counter = kvgate::open_token_counter(co);
-  kvgate::mrcr::GenOptions o{.seed = 1, .lengths = {length}, .per_bucket = trials, .needles = {2, 4, 8}, .counter = counter.get()};
+  kvgate::mrcr::GenOptions o{.seed = 1, .lengths = {length}, .per_bucket = trials, .needles = {2, 4, 8}, .counter = counter.get(),
+                              .threads = 1};  // serial, as the count_chat reference
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<kvgate::Trial> out = kvgate::mrcr::generate_trials(o);
   const double gen_s = seconds_since(t0);
