@@ -155,6 +155,8 @@ TEST_CASE("mrcr official: rows become trials in their bins, filtered and capped"
   const json& m = t.input["messages"];
   REQUIRE(m.size() == 3);
   CHECK(m[0]["content"] == "Here are some examples:\nwrite a poem about tapirs");
+  CHECK(t.meta["desired_msg_index"] == 1);       // the row's
+  CHECK(t.meta["desired_msg_index_sent"] == 0);  // the ask, now in the merged first message
 }
 
 TEST_CASE("mrcr official: --lengths must name bin upper edges", "[mrcr]") {
@@ -178,4 +180,10 @@ TEST_CASE("mrcr chat: merging consecutive user turns", "[mrcr]") {
   const json parts = json::array({{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", json::array()}}});
   REQUIRE_THROWS_AS(mrcr::merge_consecutive_user_turns(parts), kvgate::Error);
   CHECK(mrcr::content_chars(json::array({{{"role", "user"}, {"content", "a\xC3\xA9"}}})) == 2);
+  // Indices move as merged messages join: s, a+b+c, d, e.
+  CHECK(mrcr::merged_message_index(m, 0) == 0);
+  CHECK(mrcr::merged_message_index(m, 1) == 1);
+  CHECK(mrcr::merged_message_index(m, 3) == 1);
+  CHECK(mrcr::merged_message_index(m, 4) == 2);
+  CHECK(mrcr::merged_message_index(m, 5) == 3);
 }

@@ -24,6 +24,17 @@ json merge_consecutive_user_turns(const json& messages, std::string_view separat
   return out;
 }
 
+std::int64_t merged_message_index(const json& messages, std::int64_t index) {
+  std::int64_t merged = -1;
+  for (std::int64_t i = 0; i <= index && i < static_cast<std::int64_t>(messages.size()); ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    const bool joins = k > 0 && messages[k].value("role", std::string()) == "user" &&
+                       messages[k - 1].value("role", std::string()) == "user";
+    if (!joins) ++merged;
+  }
+  return merged;
+}
+
 std::int64_t content_chars(const json& messages) {
   std::int64_t n = 0;
   for (const json& m : messages) {

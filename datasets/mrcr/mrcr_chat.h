@@ -13,6 +13,10 @@ namespace kvgate::mrcr {
 // reject. Contents must be strings; other messages are kept as they are.
 nlohmann::json merge_consecutive_user_turns(const nlohmann::json& messages, std::string_view separator = "\n");
 
+// Where message `index` of `messages` lands after merge_consecutive_user_turns (a user message that
+// follows a user message joins it).
+std::int64_t merged_message_index(const nlohmann::json& messages, std::int64_t index);
+
 // Total characters (Unicode code points) of all message contents.
 std::int64_t content_chars(const nlohmann::json& messages);
 

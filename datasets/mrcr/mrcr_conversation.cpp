@@ -148,12 +148,7 @@ std::int64_t Conversation::desired_msg_index(bool merge) const {
   std::vector<std::size_t> idx;
   const json m = raw_messages(&idx);
   const std::size_t raw = idx.at(static_cast<std::size_t>(k_ - 1));
-  if (!merge) return static_cast<std::int64_t>(raw);
-  // A user message that follows a user message joins it.
-  std::int64_t merged = -1;
-  for (std::size_t i = 0; i <= raw; ++i)
-    if (!(i > 0 && m[i]["role"] == "user" && m[i - 1]["role"] == "user")) ++merged;
-  return merged;
+  return merge ? merged_message_index(m, static_cast<std::int64_t>(raw)) : static_cast<std::int64_t>(raw);
 }
 
 }  // namespace kvgate::mrcr

@@ -153,7 +153,9 @@ bool OfficialTrialBuilder::add(const OfficialRow& row) {
             {"origin", o_.origin},
             {"row", row.index},
             {"n_needles", row.n_needles},
-            {"desired_msg_index", row.desired_msg_index},
+            {"desired_msg_index", row.desired_msg_index},  // the row's, in its own messages
+            {"desired_msg_index_sent",
+             o_.merge_user_turns ? merged_message_index(row.messages, row.desired_msg_index) : row.desired_msg_index},
             {"total_messages", row.total_messages},
             {"n_chars", row.n_chars},
             {"bin_tokens", tokens},
