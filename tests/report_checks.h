@@ -1,0 +1,32 @@
+// Helpers of the report tests: run a program (python3, chromium) with a time limit, the facts
+// tests/tools/report_check.py reads from an XML/HTML file or a PNG, the visible text of an HTML
+// report (for golden files), and golden-file comparison (KVGATE_UPDATE_GOLDEN=1 rewrites them).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace kvtest {
+
+// Runs argv[0] (searched in PATH) with a wall-clock limit; exit_code 124 when it ran past it.
+CommandResult run_program(const std::vector<std::string>& argv, int timeout_s = 60);
+
+// `report_check.py xml|png FILE`: the facts as JSON; throws std::runtime_error with the checker's
+// message when the file does not parse (not well-formed XML, not a PNG).
+nlohmann::json report_facts(const std::string& kind, const std::string& path);
+
+// The text a reader sees: <style> dropped, block elements on their own lines, cells separated by
+// " | ", entities decoded, spaces collapsed.
+std::string visible_text(const std::string& html);
+
+// Replaces this build's version and commit (they change with every commit) by VERSION / COMMIT.
+std::string normalize_build(std::string text);
+
+// Compares `actual` with tests/golden/<name>; with KVGATE_UPDATE_GOLDEN=1 in the environment the
+// file is rewritten instead. Returns "" when equal, else a message with the first differing line.
+std::string golden_mismatch(const std::string& name, const std::string& actual);
+
+}  // namespace kvtest
