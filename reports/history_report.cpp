@@ -102,7 +102,7 @@ void task_charts(Markup& m, const std::vector<Night>& nights, const std::string&
   for (auto& [k, s] : ratios) ratio.series.push_back(s);
   ratio.hlines.push_back({nights.empty() ? 0.95 : nights.back().row->margin, "margin " + fixed(nights.empty() ? 0.95 : nights.back().row->margin, 3)});
   ratio.markers = markers;
-  metric.width = ratio.width = 520;
+  metric.width = ratio.width = 500;
   m.open("div", {{"class", "multiples"}});
   m.raw(render_svg(metric));
   m.raw(render_svg(ratio));
@@ -154,10 +154,19 @@ std::string render_history_html(const std::vector<HistoryRow>& rows, const std::
       return a->date != b->date ? a->date < b->date : a->recorded_at < b->recorded_at;
     });
 
+  // The banner says the worst of the latest nights: FAIL over INCONCLUSIVE over PASS.
+  std::string worst = "PASS";
+  for (const auto& [name, v] : series) {
+    const std::string& l = v.back()->verdict;
+    if (l == "FAIL" || (l == "INCONCLUSIVE" && worst == "PASS")) worst = l;
+  }
+  const std::string cls = worst == "PASS" ? "pass" : worst == "FAIL" ? "fail" : "inconclusive";
   Markup m;
-  m.open("section", {{"class", "banner"}, {"id", "latest"}});
-  m.element("p", "Nightly history", {{"class", "verdict"}});
-  m.element("p", std::to_string(rows.size()) + " comparisons in " + std::to_string(series.size()) + " series.", {{"class", "headline"}});
+  m.open("section", {{"class", "banner " + cls}, {"id", "latest"}});
+  m.element("p", worst, {{"class", "verdict"}});
+  m.element("p", "The latest night of each series, over " + std::to_string(rows.size()) + " comparisons in " + std::to_string(series.size()) +
+                     " series.",
+            {{"class", "headline"}});
   m.open("ul");
   for (const auto& [name, v] : series) {
     const HistoryRow& last = *v.back();

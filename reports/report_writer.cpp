@@ -1,7 +1,10 @@
 #include "report_writer.h"
 
 #include "compare/comparison_json.h"
+#include <filesystem>
+
 #include "core/atomic_file.h"
+#include "core/error.h"
 #include "core/manifest.h"
 #include "html_report.h"
 #include "junit_report.h"
@@ -59,6 +62,17 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat f) {
     case ReportFormat::junit: return std::make_unique<JunitWriter>();
   }
   return nullptr;
+}
+
+void check_output_path(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty() || fs::is_directory(p, ec))
+    throw Error(flag + " " + path + ": not a file name: name the file to write, e.g. " + flag + " report.out");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw Error(flag + " " + path + ": the directory " + dir.string() + " does not exist: create it first, or write elsewhere");
 }
 
 void write_report(const std::string& path, ReportFormat f, const compare::Comparison& c, const ReportContext& ctx) {

@@ -47,6 +47,10 @@ std::unique_ptr<ReportWriter> make_report_writer(ReportFormat f);
 // Renders and writes `path` atomically (never half-written); an Error names the path when it cannot.
 void write_report(const std::string& path, ReportFormat f, const compare::Comparison& c, const ReportContext& ctx);
 
+// Before any work: an Error naming `flag` when `path` cannot be an output file (its directory is
+// missing, or it is a directory), so a command either writes every file it was asked for or none.
+void check_output_path(const std::string& path, const std::string& flag);
+
 // The generated_at a writer prints: ctx.generated_at, or now.
 std::string generated_at(const ReportContext& ctx);
 

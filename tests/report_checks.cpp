@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "catch_compat.hpp"
 #include "core/version.h"
 
 extern char** environ;
@@ -67,6 +68,39 @@ nlohmann::json report_facts(const std::string& kind, const std::string& path) {
   const CommandResult r = run_program({"python3", "tests/tools/report_check.py", kind, path});
   if (r.exit_code != 0) throw std::runtime_error("report_check.py " + kind + " " + path + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
   return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json facts_of(const std::string& text, const char* ext) {
+  TempDir tmp;
+  const std::string path = tmp.file(std::string("r.") + ext);
+  write_text(path, text);
+  return report_facts("xml", path);
+}
+
+nlohmann::json check_page(const std::string& html) {
+  nlohmann::json f;
+  REQUIRE_NOTHROW(f = facts_of(html));
+  CHECK(f["root"] == "html");
+  CHECK(f["active_elements"].empty());
+  CHECK(f["url_attributes"].empty());
+  CHECK(f["event_handlers"].empty());
+  CHECK(f["style_urls"] == 0);
+  CHECK(f["raw_http"] == 0);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  for (const nlohmann::json& svg : f["svgs"]) {
+    INFO("svg " << svg.dump());
+    CHECK(!svg["title"].get<std::string>().empty());
+    CHECK(svg["aria_label"] == svg["title"]);
+    for (const char* axis : {"x", "y"}) {
+      REQUIRE(svg["axes"].contains(axis));
+      CHECK(svg["axes"][axis]["lines"].get<int>() >= 1);
+      CHECK(!svg["axes"][axis]["ticks"].empty());
+      REQUIRE(svg["axes"][axis]["titles"].size() == 1);
+      CHECK(!svg["axes"][axis]["titles"][0].get<std::string>().empty());
+    }
+  }
+  return f;
 }
 
 namespace {

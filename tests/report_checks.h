@@ -18,6 +18,15 @@ CommandResult run_program(const std::vector<std::string>& argv, int timeout_s = 
 // message when the file does not parse (not well-formed XML, not a PNG).
 nlohmann::json report_facts(const std::string& kind, const std::string& path);
 
+// Writes `text` to a temporary file (extension `ext`) and returns report_check.py's XML facts.
+nlohmann::json facts_of(const std::string& text, const char* ext = "html");
+
+// Catch2 checks every HTML report must pass: parses as XML, starts with the HTML doctype, holds no
+// element or attribute that runs code or fetches anything, no http(s):// at all, and every <svg> has
+// a title (also its aria-label), an x and a y axis, each with its line, tick labels and one axis title.
+// Returns the facts for further checks.
+nlohmann::json check_page(const std::string& html);
+
 // The text a reader sees: <style> dropped, block elements on their own lines, cells separated by
 // " | ", entities decoded, spaces collapsed.
 std::string visible_text(const std::string& html);

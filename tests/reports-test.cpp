@@ -42,40 +42,8 @@ std::string render(ReportFormat f, const Comparison& c, const TrialTexts* texts 
   return make_report_writer(f)->render(c, {.generated_at = kWhen, .trials = texts});
 }
 
-// Writes `text` to a temporary file and returns report_check.py's facts about it.
-json facts_of(const std::string& text, const char* ext = "html") {
-  kvtest::TempDir tmp;
-  const std::string path = tmp.file(std::string("r.") + ext);
-  kvtest::write_text(path, text);
-  return kvtest::report_facts("xml", path);
-}
-
-// What every HTML report must hold: parsed as XML, nothing that runs or fetches, every chart labelled.
-json check_page(const std::string& html) {
-  json f;
-  REQUIRE_NOTHROW(f = facts_of(html));
-  CHECK(f["root"] == "html");
-  CHECK(f["active_elements"].empty());
-  CHECK(f["url_attributes"].empty());
-  CHECK(f["event_handlers"].empty());
-  CHECK(f["style_urls"] == 0);
-  CHECK(f["raw_http"] == 0);
-  CHECK_THAT(html, !contains("<script"));
-  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-  for (const json& svg : f["svgs"]) {
-    INFO("svg " << svg.dump());
-    CHECK(!svg["title"].get<std::string>().empty());
-    CHECK(svg["aria_label"] == svg["title"]);
-    for (const char* axis : {"x", "y"}) {
-      REQUIRE(svg["axes"].contains(axis));
-      CHECK(svg["axes"][axis]["lines"].get<int>() >= 1);
-      CHECK(!svg["axes"][axis]["ticks"].empty());
-      REQUIRE(svg["axes"][axis]["titles"].size() == 1);
-      CHECK(!svg["axes"][axis]["titles"][0].get<std::string>().empty());
-    }
-  }
-  return f;
-}
+using kvtest::check_page;
+using kvtest::facts_of;
 
 TrialTexts texts_for(const Comparison& c) { return load_trial_texts(c, {}); }
 

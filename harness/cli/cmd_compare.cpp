@@ -32,6 +32,8 @@ std::string command_line(const CompareCli& o, const compare::CompareOptions& opt
 }
 
 int run_compare(const CompareCli& o) {
+  for (const auto& [flag, path] : {std::pair{"--json", &o.json}, {"--markdown", &o.markdown}, {"--html", &o.html}, {"--junit", &o.junit}})
+    if (!path->empty()) reports::check_output_path(*path, flag);
   compare::CompareOptions options = o.options;
   options.auc_axis = o.auc_axis == "log2" ? stats::AucAxis::log2 : stats::AucAxis::linear;
   options.errors = o.errors == "exclude" ? compare::ErrorPolicy::exclude : compare::ErrorPolicy::fail;

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/manifest.h"
 #include "history.h"
+#include "report_writer.h"
 
 namespace kvgate::cli {
 
@@ -26,6 +27,7 @@ void register_history(CLI::App& app, Commands& commands) {
   add->add_option("--date", o->date, "The night, YYYY-MM-DD (default: the candidate run's start date)");
   add->footer("One row per candidate compared with the baseline. Adding the same RESULT.json again adds nothing.");
   commands.add(add, [o] {
+    reports::check_output_path(o->db, "--db");
     const reports::AddOutcome r = reports::add_to_history(o->db, o->result, {.date = o->date});
     std::cout << "kvgate history add: " << r.added << " row" << (r.added == 1 ? "" : "s") << " added to " << o->db;
     if (r.already_present) std::cout << " (" << r.already_present << " already there: nothing appended for them)";
@@ -36,6 +38,7 @@ void register_history(CLI::App& app, Commands& commands) {
   report->add_option("--db", o->db, "History file (JSONL)")->required();
   report->add_option("--html", o->html, "HTML file to write")->required();
   commands.add(report, [o] {
+    reports::check_output_path(o->html, "--html");
     const std::vector<reports::HistoryRow> rows = reports::read_history(o->db);
     if (rows.empty()) throw Error("--db " + o->db + ": the history is empty: add comparisons first (kvgate history add RESULT.json --db " + o->db + ")");
     write_file_atomic(o->html, reports::render_history_html(rows, o->db, utc_now_rfc3339()));

@@ -21,6 +21,7 @@ struct ReportCli {
 };
 
 int run_report(const ReportCli& o) {
+  reports::check_output_path(o.html, "--html");
   std::string command = "kvgate report";
   for (const std::string& d : o.dirs) command += " " + d;
   if (o.dirs.size() == 1) {

@@ -5,7 +5,8 @@
                              JSON facts about it: every <svg> (title, axes, tick labels, axis titles),
                              elements and attributes that could run code or fetch something, text.
   report_check.py png FILE   decodes an 8-bit RGB/RGBA PNG (zlib + the five scanline filters) and
-                             prints JSON: width, height, non-white pixels, distinct colours.
+                             prints JSON: width, height, non-white pixels, strongly red pixels (the
+                             FAIL verdict, heatmap failures), distinct colours (up to 4096).
 Exit 0 with JSON on stdout; exit 1 with a message on stderr when the file does not parse.
 """
 import json
@@ -129,15 +130,17 @@ def png_pixels(path):
 
 def png_facts(path):
     width, height, bpp, rows = png_pixels(path)
-    non_white, colours = 0, set()
+    non_white, red, colours = 0, 0, set()
     for line in rows:
         for x in range(0, len(line), bpp):
             px = line[x:x + 3]
             if px != b"\xff\xff\xff":
                 non_white += 1
+                if px[0] > 150 and px[1] < 90 and px[2] < 90:
+                    red += 1
             if len(colours) < 4096:
                 colours.add(bytes(px))
-    return {"width": width, "height": height, "non_white": non_white, "distinct_colours": len(colours)}
+    return {"width": width, "height": height, "non_white": non_white, "red": red, "distinct_colours": len(colours)}
 
 
 def main():
