@@ -2,14 +2,22 @@
 
 #include "core/error.h"
 #include "custom/custom_graders.h"
+#include "golden/golden_grader.h"
+#include "gsm8k/gsm8k_grader.h"
 
 namespace kvgate {
 
 const std::vector<GraderInfo>& graders() {
   // One line per grader, sorted by name.
   static const std::vector<GraderInfo> table = {
+      {"choice", grade_choice, "multiple choice: the option letter (A-J) read from the response equals the target"},
       {"contains", grade_contains, "the target occurs in the response (case-insensitive by default)"},
       {"exact", grade_exact, "the response equals the target, whitespace collapsed (case-insensitive by default)"},
+      {"golden", grade_golden, "structural self-check: not empty, not truncated, valid JSON when requested, tool calls that parse"},
+      {"gsm8k", grade_gsm8k, "lm-eval GSM8K: strict-match (default) or flexible-extract, exact_match; numeric equality in details"},
+      {"json_field", grade_json_field, "the response is JSON and the named field equals the target"},
+      {"numeric", grade_numeric, "the answer number (boxed, ####, answer is, last number) equals the target within tolerance"},
+      {"regex", grade_regex, "a user regex extracts the answer, then exact match"},
   };
   return table;
 }

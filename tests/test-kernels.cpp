@@ -7,18 +7,23 @@
 // A case has typed parameters, a vars() name, its own error bound (normalized mean squared error,
 // NMSE = mse(out, ref) / mse(ref, 0)), fresh random inputs each run, outputs poisoned before each
 // run and guard elements around them. Without --cpu-only a GPU is required: its absence fails.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <regex>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
 #include "cuda_info.h"
 #include "hello.h"
+#include "kv_store.h"
+#include "ops_ref.h"
 
 namespace {
 
@@ -56,6 +61,8 @@ struct KernelCase {
   // The twin's and the kernel's outputs; false when an output was not fully written or a guard was hit.
   virtual bool cpu(std::vector<double>& out) = 0;
   virtual bool gpu(std::vector<double>& out) = 0;
+  // False while a CPU twin has no CUDA kernel yet: a GPU run reports it as such, never as checked.
+  virtual bool has_gpu() const { return true; }
   std::string name() const { return op() + "(" + vars() + ")"; }
 };
 
@@ -95,9 +102,466 @@ struct AxpyCase final : KernelCase {
   bool gpu(std::vector<double>& out) override { return run(out, true); }
 };
 
+// ---- the reference decoder's ops (kernels/ops_ref.h): CPU twins against fp64 formulas ----------
+// GPU kernels arrive with issue #12; until then these cases are CPU twins only.
+namespace kk = kvgate::kernels;
+
+struct DecoderCase : KernelCase {
+  bool has_gpu() const override { return false; }
+  bool gpu(std::vector<double>&) override { return false; }
+};
+
+void fill_normal(Rng& rng, std::vector<float>& v, double scale = 1.0, double mean = 0.0) {
+  for (auto& x : v) x = static_cast<float>(mean + scale * rng.normal());
+}
+
+template <class T>
+bool copy_out(Guarded<T>& g, std::size_t n, std::vector<double>& out) {
+  out.assign(g.data(), g.data() + n);
+  return g.guards_intact();
+}
+
+struct EmbeddingCase final : DecoderCase {
+  int vocab, dim, n;
+  std::vector<float> table;
+  std::vector<int> ids;
+  EmbeddingCase(int vocab_, int dim_, int n_) : vocab(vocab_), dim(dim_), n(n_) {}
+  std::string op() const override { return "EMBEDDING"; }
+  std::string vars() const override { return "vocab=" + std::to_string(vocab) + ",dim=" + std::to_string(dim) + ",n=" + std::to_string(n); }
+  double max_nmse_twin() const override { return 0.0; }  // a copy
+  void init(Rng& rng) override {
+    table.resize(static_cast<std::size_t>(vocab) * dim);
+    fill_normal(rng, table);
+    ids.resize(n);
+    for (auto& i : ids) i = static_cast<int>(rng.below(vocab));
+  }
+  std::vector<double> reference() override {
+    std::vector<double> r;
+    for (int i : ids) r.insert(r.end(), table.begin() + static_cast<std::size_t>(i) * dim, table.begin() + static_cast<std::size_t>(i + 1) * dim);
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    Guarded<float> o(static_cast<std::size_t>(n) * dim);
+    kk::embedding_ref(table.data(), dim, ids.data(), n, o.data());
+    return copy_out(o, o.size(), out);
+  }
+};
+
+struct AddSwigluCase final : DecoderCase {
+  bool swiglu;
+  std::size_t n;
+  std::vector<float> a, b;
+  AddSwigluCase(bool swiglu_, std::size_t n_) : swiglu(swiglu_), n(n_) {}
+  std::string op() const override { return swiglu ? "SWIGLU" : "ADD"; }
+  std::string vars() const override { return "n=" + std::to_string(n); }
+  void init(Rng& rng) override {
+    a.resize(n);
+    b.resize(n);
+    fill_normal(rng, a, 3.0);
+    fill_normal(rng, b);
+  }
+  std::vector<double> reference() override {
+    std::vector<double> r(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double g = a[i];
+      r[i] = swiglu ? g / (1.0 + std::exp(-g)) * b[i] : g + b[i];
+    }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    Guarded<float> o(n);
+    if (swiglu) {
+      kk::swiglu_ref(a.data(), b.data(), static_cast<std::int64_t>(n), o.data());
+    } else {
+      std::memcpy(o.data(), a.data(), n * sizeof(float));
+      kk::add_ref(o.data(), b.data(), static_cast<std::int64_t>(n));
+    }
+    return copy_out(o, n, out);
+  }
+};
+
+struct RmsNormCase final : DecoderCase {
+  int rows, dim;
+  std::vector<float> x, w;
+  RmsNormCase(int rows_, int dim_) : rows(rows_), dim(dim_) {}
+  std::string op() const override { return "RMSNORM"; }
+  std::string vars() const override { return "rows=" + std::to_string(rows) + ",dim=" + std::to_string(dim); }
+  void init(Rng& rng) override {
+    x.resize(static_cast<std::size_t>(rows) * dim);
+    w.resize(dim);
+    fill_normal(rng, x, 5.0);
+    fill_normal(rng, w, 0.1, 1.0);
+  }
+  std::vector<double> reference() override {
+    std::vector<double> r(x.size());
+    for (int i = 0; i < rows; ++i) {
+      double ss = 0;
+      for (int j = 0; j < dim; ++j) ss += double(x[i * dim + j]) * x[i * dim + j];
+      const double inv = 1.0 / std::sqrt(ss / dim + 1e-6);
+      for (int j = 0; j < dim; ++j) r[i * dim + j] = w[j] * x[i * dim + j] * inv;
+    }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    Guarded<float> o(x.size());
+    kk::rmsnorm_ref(x.data(), w.data(), rows, dim, 1e-6f, o.data());
+    return copy_out(o, x.size(), out);
+  }
+};
+
+struct MatmulCase final : DecoderCase {
+  int rows, k, cols;
+  bool bias;
+  std::vector<float> x, w, b;
+  MatmulCase(int rows_, int k_, int cols_, bool bias_) : rows(rows_), k(k_), cols(cols_), bias(bias_) {}
+  std::string op() const override { return "MATMUL"; }
+  std::string vars() const override {
+    return "rows=" + std::to_string(rows) + ",k=" + std::to_string(k) + ",cols=" + std::to_string(cols) + (bias ? ",bias" : "");
+  }
+  void init(Rng& rng) override {
+    x.resize(static_cast<std::size_t>(rows) * k);
+    w.resize(static_cast<std::size_t>(cols) * k);
+    b.resize(cols);
+    fill_normal(rng, x);
+    fill_normal(rng, w, 1.0 / std::sqrt(double(k)));
+    fill_normal(rng, b);
+  }
+  std::vector<double> reference() override {
+    std::vector<double> r(static_cast<std::size_t>(rows) * cols);
+    for (int i = 0; i < rows; ++i)
+      for (int c = 0; c < cols; ++c) {
+        double s = bias ? b[c] : 0.0;
+        for (int j = 0; j < k; ++j) s += double(x[static_cast<std::size_t>(i) * k + j]) * w[static_cast<std::size_t>(c) * k + j];
+        r[static_cast<std::size_t>(i) * cols + c] = s;
+      }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    Guarded<float> y(static_cast<std::size_t>(rows) * cols);
+    // In two column ranges, as the decoder's threads split it: the result must not depend on it.
+    kk::MatmulArgs a{.x = x.data(), .w = w.data(), .bias = bias ? b.data() : nullptr, .y = y.data(), .rows = rows, .k = k, .cols = cols};
+    a.col_end = cols / 3;
+    kk::matmul_ref(a);
+    a.col_begin = cols / 3;
+    a.col_end = -1;
+    kk::matmul_ref(a);
+    return copy_out(y, y.size(), out);
+  }
+};
+
+// The inverse-frequency tables of transformers' ROPE_INIT_FUNCTIONS, from the formulas in fp64.
+struct RopeFreqCase final : DecoderCase {
+  kk::RopeParams p;
+  std::string label;
+  RopeFreqCase(std::string label_, kk::RopeParams p_) : p(p_), label(std::move(label_)) {}
+  std::string op() const override { return "ROPE_FREQ"; }
+  std::string vars() const override { return label + ",dim=" + std::to_string(p.dim); }
+  void init(Rng&) override {}
+  std::vector<double> reference() override {
+    const int half = p.dim / 2;
+    std::vector<double> r(half + 1);
+    const double pi = 3.141592653589793;
+    double attention = 1.0;
+    for (int i = 0; i < half; ++i) {
+      const double f = std::pow(p.theta, -2.0 * i / p.dim);
+      switch (p.type) {
+        case kk::RopeType::standard: r[i] = f; break;
+        case kk::RopeType::linear: r[i] = f / p.factor; break;
+        case kk::RopeType::llama3: {
+          const double wl = 2 * pi / f, old = p.original_max_position_embeddings;
+          if (wl < old / p.high_freq_factor) r[i] = f;
+          else if (wl > old / p.low_freq_factor) r[i] = f / p.factor;
+          else {
+            const double smooth = (old / wl - p.low_freq_factor) / (p.high_freq_factor - p.low_freq_factor);
+            r[i] = (1 - smooth) * f / p.factor + smooth * f;
+          }
+          break;
+        }
+        case kk::RopeType::yarn: {
+          const auto cdim = [&](double rot) {
+            return p.dim * std::log(p.original_max_position_embeddings / (rot * 2 * pi)) / (2 * std::log(p.theta));
+          };
+          const double lo = std::max(0.0, std::floor(cdim(p.beta_fast)));
+          double hi = std::min(double(p.dim - 1), std::ceil(cdim(p.beta_slow)));
+          if (hi == lo) hi += 0.001;
+          const double ramp = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
+          r[i] = f / p.factor * ramp + f * (1 - ramp);
+          attention = 0.1 * std::log(p.factor) + 1.0;
+          break;
+        }
+      }
+    }
+    r[half] = attention;
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    Guarded<float> f(p.dim / 2);
+    const float scaling = kk::rope_inv_freq_ref(p, f.data());
+    out.assign(f.data(), f.data() + p.dim / 2);
+    out.push_back(scaling);
+    return f.guards_intact();
+  }
+};
+
+// Rotation of q/k rows. The twin rounds the angle inv_freq * pos to fp32 as transformers does; the
+// fp64 reference does not, so the bound allows that rounding at positions up to 4096.
+struct RopeCase final : DecoderCase {
+  int rows, heads, head_dim;
+  std::vector<float> x, inv;
+  std::vector<int> pos;
+  RopeCase(int rows_, int heads_, int head_dim_) : rows(rows_), heads(heads_), head_dim(head_dim_) {}
+  std::string op() const override { return "ROPE"; }
+  std::string vars() const override {
+    return "rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + ",head_dim=" + std::to_string(head_dim);
+  }
+  double max_nmse_twin() const override { return 1e-7; }
+  void init(Rng& rng) override {
+    x.resize(static_cast<std::size_t>(rows) * heads * head_dim);
+    fill_normal(rng, x);
+    inv.resize(head_dim / 2);
+    kk::rope_inv_freq_ref({.type = kk::RopeType::standard, .dim = head_dim, .theta = 10000.0}, inv.data());
+    pos.resize(rows);
+    for (auto& p : pos) p = static_cast<int>(rng.below(4096));
+  }
+  std::vector<double> reference() override {
+    std::vector<double> r(x.size());
+    const int half = head_dim / 2;
+    for (int i = 0; i < rows; ++i)
+      for (int h = 0; h < heads; ++h)
+        for (int j = 0; j < half; ++j) {
+          const double a = double(inv[j]) * pos[i], c = std::cos(a), s = std::sin(a);
+          const std::size_t base = (static_cast<std::size_t>(i) * heads + h) * head_dim;
+          r[base + j] = x[base + j] * c - x[base + j + half] * s;
+          r[base + j + half] = x[base + j + half] * c + x[base + j] * s;
+        }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    Guarded<float> o(x.size());
+    std::memcpy(o.data(), x.data(), x.size() * sizeof(float));
+    kk::rope_ref(o.data(), rows, heads, head_dim, pos.data(), inv.data(), 1.0f);
+    return copy_out(o, x.size(), out);
+  }
+};
+
+struct SoftmaxCase final : DecoderCase {
+  bool log;
+  int n;
+  std::vector<float> x;
+  SoftmaxCase(bool log_, int n_) : log(log_), n(n_) {}
+  std::string op() const override { return log ? "LOG_SOFTMAX" : "SOFTMAX"; }
+  std::string vars() const override { return "n=" + std::to_string(n); }
+  void init(Rng& rng) override {
+    x.resize(n);
+    fill_normal(rng, x, 4.0);
+  }
+  std::vector<double> reference() override {
+    double mx = -INFINITY, sum = 0;
+    for (float v : x) mx = std::max(mx, double(v));
+    for (float v : x) sum += std::exp(v - mx);
+    std::vector<double> r(n);
+    for (int i = 0; i < n; ++i) r[i] = log ? x[i] - mx - std::log(sum) : std::exp(x[i] - mx) / sum;
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    if (log) {
+      Guarded<double> o(n);
+      kk::log_softmax_ref(x.data(), n, o.data());
+      return copy_out(o, n, out);
+    }
+    Guarded<float> o(n);
+    kk::softmax_ref(x.data(), n, o.data());
+    return copy_out(o, n, out);
+  }
+};
+
+// Attention of query rows (at the last positions, as in a prefill chunk or a decode step) over K/V:
+// over flat arrays (ATTENTION) and through a KV store read per KV head (ATTENTION_KV, fp32 store).
+struct AttentionCase final : DecoderCase {
+  bool through_store;
+  int rows, ctx, heads, kv_heads, head_dim, window;
+  std::vector<float> q, k, v;
+  std::vector<int> pos;
+  AttentionCase(bool store, int rows_, int ctx_, int heads_, int kv_heads_, int head_dim_, int window_)
+      : through_store(store), rows(rows_), ctx(ctx_), heads(heads_), kv_heads(kv_heads_), head_dim(head_dim_), window(window_) {}
+  std::string op() const override { return through_store ? "ATTENTION_KV" : "ATTENTION"; }
+  std::string vars() const override {
+    return "rows=" + std::to_string(rows) + ",ctx=" + std::to_string(ctx) + ",heads=" + std::to_string(heads) + "/" +
+           std::to_string(kv_heads) + ",d=" + std::to_string(head_dim) + (window ? ",window=" + std::to_string(window) : "");
+  }
+  void init(Rng& rng) override {
+    q.resize(static_cast<std::size_t>(rows) * heads * head_dim);
+    k.resize(static_cast<std::size_t>(ctx) * kv_heads * head_dim);  // [ctx][kv_heads][d], as appended
+    v.resize(k.size());
+    fill_normal(rng, q, 2.0);
+    fill_normal(rng, k);
+    fill_normal(rng, v);
+    pos.resize(rows);
+    for (int i = 0; i < rows; ++i) pos[i] = ctx - rows + i;
+  }
+  std::vector<double> reference() override {
+    const int d = head_dim, group = heads / kv_heads;
+    std::vector<double> r(q.size());
+    for (int i = 0; i < rows; ++i)
+      for (int h = 0; h < heads; ++h) {
+        const int kvh = h / group, b = window ? std::max(0, pos[i] - window + 1) : 0;
+        std::vector<double> s;
+        double mx = -INFINITY;
+        for (int t = b; t <= pos[i]; ++t) {
+          double dot = 0;
+          for (int j = 0; j < d; ++j)
+            dot += double(q[(static_cast<std::size_t>(i) * heads + h) * d + j]) * k[(static_cast<std::size_t>(t) * kv_heads + kvh) * d + j];
+          s.push_back(dot / std::sqrt(double(d)));
+          mx = std::max(mx, s.back());
+        }
+        double sum = 0;
+        for (double& e : s) sum += (e = std::exp(e - mx));
+        for (int j = 0; j < d; ++j) {
+          double acc = 0;
+          for (int t = b; t <= pos[i]; ++t) acc += s[t - b] * v[(static_cast<std::size_t>(t) * kv_heads + kvh) * d + j];
+          r[(static_cast<std::size_t>(i) * heads + h) * d + j] = acc / sum;
+        }
+      }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    const int d = head_dim, group = heads / kv_heads;
+    const float scale = static_cast<float>(1.0 / std::sqrt(double(d)));
+    Guarded<float> o(q.size());
+    if (through_store) {
+      auto store = kk::make_kv_store({"fp32", {}}, {.layers = 2, .kv_heads = kv_heads, .head_dim = d});
+      for (int t = 0; t < ctx; ++t)
+        for (int layer = 0; layer < 2; ++layer) {
+          const std::size_t off = static_cast<std::size_t>(t) * kv_heads * d;
+          store->append(layer, (layer ? k.data() : v.data()) + off, (layer ? v.data() : k.data()) + off);
+        }
+      kk::AttentionWorkspace ws;
+      kk::attention_kv_ref({.q = q.data(), .out = o.data(), .q_pos = pos.data(), .rows = rows, .heads = heads,
+                            .kv_heads = kv_heads, .head_dim = d, .layer = 1, .window = window, .scale = scale},
+                           *store, ws);
+    } else {
+      // Flat per-head K/V, as a store read returns them.
+      std::vector<float> kh(static_cast<std::size_t>(ctx) * d), vh(kh.size()), scores(static_cast<std::size_t>(rows) * ctx);
+      for (int kvh = 0; kvh < kv_heads; ++kvh) {
+        for (int t = 0; t < ctx; ++t)
+          for (int j = 0; j < d; ++j) {
+            kh[static_cast<std::size_t>(t) * d + j] = k[(static_cast<std::size_t>(t) * kv_heads + kvh) * d + j];
+            vh[static_cast<std::size_t>(t) * d + j] = v[(static_cast<std::size_t>(t) * kv_heads + kvh) * d + j];
+          }
+        kk::attention_rows_ref({.q = q.data(), .k = kh.data(), .v = vh.data(), .out = o.data(), .q_pos = pos.data(),
+                                .rows = rows, .ctx = ctx, .first = 0, .head_dim = d, .group = group,
+                                .q_stride = heads * d, .q_offset = kvh * group * d, .out_stride = heads * d,
+                                .window = window, .scale = scale, .scores = scores.data()});
+      }
+    }
+    return copy_out(o, q.size(), out);
+  }
+};
+
+// The sampler against a plain re-statement of its documented rule, over many uniform draws.
+struct SampleCase final : DecoderCase {
+  int n;
+  kk::SamplerParams p;
+  std::vector<float> logits;
+  std::vector<double> us;
+  SampleCase(int n_, kk::SamplerParams p_) : n(n_), p(p_) {}
+  std::string op() const override { return "SAMPLE"; }
+  std::string vars() const override {
+    char b[96];
+    std::snprintf(b, sizeof b, "n=%d,t=%g,top_p=%g,top_k=%d", n, p.temperature, p.top_p, p.top_k);
+    return b;
+  }
+  double max_nmse_twin() const override { return 0.0; }  // the same ids
+  void init(Rng& rng) override {
+    logits.resize(n);
+    fill_normal(rng, logits, 2.0);
+    logits[n / 2] = logits[n / 3];  // a tie
+    us.resize(257);
+    for (auto& u : us) u = rng.uniform();
+  }
+  std::vector<double> reference() override {
+    std::vector<std::pair<float, int>> c;
+    for (int i = 0; i < n; ++i) c.push_back({logits[i], i});
+    std::stable_sort(c.begin(), c.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    std::vector<double> r;
+    for (double u : us) {
+      if (p.temperature <= 0) {
+        r.push_back(c[0].second);
+        continue;
+      }
+      const std::size_t kept0 = p.top_k > 0 ? std::min<std::size_t>(p.top_k, c.size()) : c.size();
+      std::vector<double> w;
+      double sum = 0;
+      for (std::size_t i = 0; i < kept0; ++i) sum += w.emplace_back(std::exp((double(c[i].first) - c[0].first) / p.temperature));
+      std::size_t kept = kept0;
+      if (p.top_p < 1) {
+        double cum = 0;
+        for (kept = 0; kept < kept0;) {
+          cum += w[kept++] / sum;
+          if (cum >= p.top_p) break;
+        }
+      }
+      double mass = 0;
+      for (std::size_t i = 0; i < kept; ++i) mass += w[i];
+      double cum = 0;
+      int pick = c[kept - 1].second;
+      for (std::size_t i = 0; i < kept; ++i)
+        if ((cum += w[i]) > u * mass) {
+          pick = c[i].second;
+          break;
+        }
+      r.push_back(pick);
+    }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    kk::SamplerWorkspace ws;
+    out.clear();
+    for (double u : us) out.push_back(kk::sample_ref(logits.data(), n, p, u, ws));
+    return true;
+  }
+};
+
+void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
+  cases.push_back(std::make_unique<EmbeddingCase>(515, 64, 33));
+  for (std::size_t n : {7u, 4099u}) {
+    cases.push_back(std::make_unique<AddSwigluCase>(false, n));
+    cases.push_back(std::make_unique<AddSwigluCase>(true, n));
+  }
+  for (auto [r, d] : {std::pair{1, 64}, {17, 256}, {96, 16}}) cases.push_back(std::make_unique<RmsNormCase>(r, d));
+  for (auto [r, k, c] : {std::tuple{1, 256, 768}, {5, 100, 37}, {64, 256, 515}, {3, 1024, 64}})
+    for (bool b : {false, true}) cases.push_back(std::make_unique<MatmulCase>(r, k, c, b));
+  cases.push_back(std::make_unique<RopeFreqCase>("default", kk::RopeParams{.dim = 128, .theta = 1e6}));
+  cases.push_back(std::make_unique<RopeFreqCase>("linear", kk::RopeParams{.type = kk::RopeType::linear, .dim = 64, .theta = 1e4, .factor = 2}));
+  cases.push_back(std::make_unique<RopeFreqCase>(
+      "llama3", kk::RopeParams{.type = kk::RopeType::llama3, .dim = 128, .theta = 5e5, .factor = 8, .low_freq_factor = 1,
+                               .high_freq_factor = 4, .original_max_position_embeddings = 8192}));
+  cases.push_back(std::make_unique<RopeFreqCase>(
+      "yarn", kk::RopeParams{.type = kk::RopeType::yarn, .dim = 128, .theta = 1e6, .factor = 4,
+                             .original_max_position_embeddings = 32768}));
+  cases.push_back(std::make_unique<RopeCase>(9, 4, 64));
+  cases.push_back(std::make_unique<RopeCase>(1, 2, 128));
+  for (int n : {5, 151936}) {
+    cases.push_back(std::make_unique<SoftmaxCase>(false, n));
+    cases.push_back(std::make_unique<SoftmaxCase>(true, n));
+  }
+  for (bool store : {false, true}) {
+    cases.push_back(std::make_unique<AttentionCase>(store, 1, 1, 4, 2, 16, 0));
+    cases.push_back(std::make_unique<AttentionCase>(store, 1, 300, 8, 2, 64, 0));
+    cases.push_back(std::make_unique<AttentionCase>(store, 24, 100, 4, 1, 32, 0));
+    cases.push_back(std::make_unique<AttentionCase>(store, 24, 100, 4, 4, 16, 16));
+  }
+  cases.push_back(std::make_unique<SampleCase>(100, kk::SamplerParams{}));
+  cases.push_back(std::make_unique<SampleCase>(100, kk::SamplerParams{.temperature = 1.0}));
+  cases.push_back(std::make_unique<SampleCase>(1000, kk::SamplerParams{.temperature = 0.7, .top_p = 0.9}));
+  cases.push_back(std::make_unique<SampleCase>(1000, kk::SamplerParams{.temperature = 1.3, .top_p = 0.95, .top_k = 40}));
+  cases.push_back(std::make_unique<SampleCase>(50, kk::SamplerParams{.temperature = 2.0, .top_k = 1}));
+}
+
 std::vector<std::unique_ptr<KernelCase>> make_test_cases() {
   std::vector<std::unique_ptr<KernelCase>> cases;
   for (std::size_t n : {1u, 255u, 4097u, 1000003u}) cases.push_back(std::make_unique<AxpyCase>(n));
+  add_decoder_cases(cases);
   return cases;
 }
 
@@ -151,7 +615,7 @@ int main(int argc, char** argv) {
   }
   const std::regex re(pattern.empty() ? ".*" : pattern);
   Rng rng(20261129);
-  int run = 0, failed = 0;
+  int run = 0, failed = 0, no_gpu = 0;
   for (auto& c : cases) {
     if (!op_filter.empty() && c->op() != op_filter) continue;
     if (!std::regex_search(c->name(), re)) continue;
@@ -163,7 +627,10 @@ int main(int argc, char** argv) {
       if (!c->cpu(twin)) verdict = "FAIL (twin wrote outside its output)";
       else if (double e = nmse(twin, ref); !(e <= c->max_nmse_twin()))
         verdict = "FAIL (twin NMSE " + std::to_string(e) + " > " + std::to_string(c->max_nmse_twin()) + ")";
-      else if (gpu) {
+      else if (gpu && !c->has_gpu()) {
+        verdict = "OK (CPU twin; no GPU kernel yet)";
+        ++no_gpu;
+      } else if (gpu) {
         if (!c->gpu(dev)) verdict = "FAIL (kernel wrote outside its output)";
         else if (double g = nmse(dev, twin); !(g <= c->max_nmse_gpu()))
           verdict = "FAIL (GPU NMSE " + std::to_string(g) + " > " + std::to_string(c->max_nmse_gpu()) + ")";
@@ -172,9 +639,11 @@ int main(int argc, char** argv) {
       verdict = std::string("FAIL (") + e.what() + ")";
     }
     ++run;
-    failed += verdict != "OK";
+    failed += verdict.rfind("OK", 0) != 0;
     std::printf("  %-40s %s %s\n", c->name().c_str(), gpu ? "[cpu+gpu]" : "[cpu]", verdict.c_str());
   }
-  std::printf("%d/%d cases passed%s\n", run - failed, run, gpu ? "" : " (CPU twins only)");
+  std::printf("%d/%d cases passed%s", run - failed, run, gpu ? "" : " (CPU twins only)");
+  if (no_gpu) std::printf("; %d of them have no GPU kernel yet (CPU twin checked only)", no_gpu);
+  std::printf("\n");
   return failed == 0 && run > 0 ? 0 : 1;
 }

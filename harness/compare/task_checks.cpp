@@ -1,10 +1,12 @@
 #include "compare/task_checks.h"
 
+#include "compare/golden_findings.h"
+
 namespace kvgate::compare {
 
 const std::vector<TaskCheckEntry>& default_task_checks() {
   static const std::vector<TaskCheckEntry> checks = {
-      // Issue #7: {"golden", golden::structural_breaks},
+      {"golden", golden_findings},  // issue #7: structural breaks of golden prompts
   };
   return checks;
 }

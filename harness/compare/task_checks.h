@@ -26,7 +26,7 @@ struct TaskCheckEntry {
   TaskCheck check;
 };
 
-// The checks kvgate ships (none yet; golden's come with issue #7).
+// The checks kvgate ships: golden's structural breaks (golden_findings.h).
 const std::vector<TaskCheckEntry>& default_task_checks();
 
 }  // namespace kvgate::compare

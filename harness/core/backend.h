@@ -35,6 +35,12 @@ struct Response {
   bool retryable = false;
   std::optional<double> retry_after_s;      // from a Retry-After header
   int http_status = 0;
+  // Failure class for reports and error rates: "timeout", "connection", "http_429", "http_5xx",
+  // "http_4xx", "server_error", "bad_json", "malformed", "truncated", "too_large", "tls",
+  // "cancelled", "backend" (the runner adds "grader"). Empty on success.
+  std::string error_kind;
+  // Backend-specific facts recorded in the result line (token usage, endpoint, stream chunks, ...).
+  nlohmann::json details = nlohmann::json::object();
 };
 
 class Backend {

@@ -1,0 +1,27 @@
+// Teacher-forced scoring: the log-probability of each token of a continuation given the prompt and
+// the continuation before it, and the full next-token logits at every continuation position (for
+// the KL-divergence report). Every position reads the KV cache as decoding does (session.h), so a
+// quantized cache's error is in every number.
+#pragma once
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "decoder/session.h"
+
+namespace kvgate::decoder {
+
+struct ContinuationScore {
+  std::vector<double> logprobs;  // log p(continuation[i] | prompt, continuation[0..i)), natural log
+  double total = 0.0;            // their sum
+  int greedy_matches = 0;        // positions where continuation[i] is the argmax (ties: lowest id)
+};
+
+// Called for continuation position i with the logits [vocab] that predict continuation[i].
+using PositionFn = std::function<void(int i, std::span<const float> logits)>;
+
+// Resets the session and scores `continuation` after `prompt` (both non-empty).
+ContinuationScore score_continuation(Session& session, std::span<const int> prompt, std::span<const int> continuation,
+                                     const PositionFn& on_position = {});
+
+}  // namespace kvgate::decoder

@@ -1,0 +1,165 @@
+#include "runner/engine_metadata.h"
+
+#include <thread>
+
+#include "core/log.h"
+#include "runner/openai_protocol.h"
+#include "runner/url.h"
+
+namespace kvgate::runner {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxKeptBytes = 256 * 1024;  // one endpoint's answer kept in run.json
+
+// A JSON answer small and shallow enough to keep; null otherwise.
+json json_answer(const ProbeAnswer& a) {
+  if (!a.error.empty() || a.status != 200 || a.body.size() > kMaxKeptBytes) return nullptr;
+  json j = json::parse(a.body, nullptr, false);
+  if (j.is_discarded() || !within_depth(j, 32)) return nullptr;
+  return j;
+}
+
+json probe_one(const EndpointProbe& e, const ProbeGet& get) {
+  json r = {{"url", e.redacted}};
+  const ProbeAnswer models = get(join_path(e.base, "/models"));
+  if (!models.error.empty()) {
+    r["reachable"] = false;
+    r["error"] = models.error;
+    return r;  // the server is down or unreachable: the other probes would only wait
+  }
+  r["reachable"] = true;
+  if (json m = json_answer(models); !m.is_null()) r["models"] = m;
+  const std::string root = server_root(e.base);
+  if (json v = json_answer(get(root + "/version")); !v.is_null()) r["version"] = v;
+  json info = json_answer(get(root + "/server_info"));
+  if (info.is_null() || !info.is_object()) info = json_answer(get(root + "/get_server_info"));
+  if (info.is_object()) r["server_info"] = info;
+  if (json p = json_answer(get(root + "/props")); p.is_object()) {
+    if (p.contains("chat_template") && p["chat_template"].is_string() && p["chat_template"].get_ref<const std::string&>().size() > 4096)
+      p["chat_template"] = "(" + std::to_string(p["chat_template"].get_ref<const std::string&>().size()) + " characters)";
+    r["props"] = p;
+  }
+  const ProbeAnswer metrics = get(root + "/metrics");
+  if (metrics.error.empty() && metrics.status == 200) {
+    json labels = prometheus_labels(metrics.body, "vllm:cache_config_info");
+    if (!labels.empty()) r["cache_config"] = labels;
+  }
+  return r;
+}
+
+const json* at(const json& j, std::initializer_list<const char*> path) {
+  const json* cur = &j;
+  for (const char* k : path) {
+    if (!cur->is_object()) return nullptr;
+    auto it = cur->find(k);
+    if (it == cur->end()) return nullptr;
+    cur = &*it;
+  }
+  return cur;
+}
+
+// The facts a report needs, in one place, from whichever endpoint reported them.
+json summarize(const json& r, const std::string& model) {
+  json s = json::object();
+  if (const json* d = at(r, {"models", "data"}); d && d->is_array()) {
+    json ids = json::array();
+    for (const json& m : *d) {
+      const json* id = at(m, {"id"});
+      if (!id || !id->is_string()) continue;
+      ids.push_back(*id);
+      if (id->get_ref<const std::string&>() == model)
+        if (const json* len = at(m, {"max_model_len"}); len && len->is_number_integer()) s["max_model_len"] = *len;
+    }
+    s["served_models"] = ids;
+  }
+  if (r.contains("cache_config")) {
+    s["engine"] = "vllm";
+    if (const json* d = at(r, {"cache_config", "cache_dtype"})) s["kv_cache_dtype"] = *d;
+  }
+  if (const json* si = at(r, {"server_info"})) {
+    s["engine"] = "sglang";
+    if (const json* d = at(*si, {"kv_cache_dtype"})) s["kv_cache_dtype"] = *d;
+    if (const json* v = at(*si, {"version"})) s["version"] = *v;
+    if (const json* c = at(*si, {"context_length"}); c && c->is_number_integer() && !s.contains("max_model_len"))
+      s["max_model_len"] = *c;
+  }
+  if (const json* p = at(r, {"props"})) {
+    s["engine"] = "llama.cpp";
+    if (const json* b = at(*p, {"build_info"})) s["version"] = *b;
+    if (const json* n = at(*p, {"default_generation_settings", "n_ctx"}); n && n->is_number_integer() && !s.contains("max_model_len"))
+      s["max_model_len"] = *n;
+  }
+  if (const json* v = at(r, {"version", "version"}); v && !s.contains("version")) s["version"] = *v;
+  return s;
+}
+
+}  // namespace
+
+json prometheus_labels(const std::string& text, const std::string& metric) {
+  json labels = json::object();
+  const std::string open = metric + "{";
+  std::size_t pos = text.find(open);
+  while (pos != std::string::npos && pos > 0 && text[pos - 1] != '\n') pos = text.find(open, pos + 1);
+  if (pos == std::string::npos) return labels;
+  std::size_t i = pos + open.size();
+  while (i < text.size() && text[i] != '}' && text[i] != '\n') {
+    const std::size_t eq = text.find('=', i);
+    if (eq == std::string::npos || eq + 1 >= text.size() || text[eq + 1] != '"') break;
+    std::string name = text.substr(i, eq - i);
+    std::string value;
+    std::size_t j = eq + 2;
+    for (; j < text.size() && text[j] != '"' && text[j] != '\n'; ++j) {
+      if (text[j] == '\\' && j + 1 < text.size()) ++j;
+      value += text[j];
+    }
+    if (j >= text.size() || text[j] != '"') break;
+    while (!name.empty() && (name.front() == ' ' || name.front() == ',')) name.erase(0, 1);
+    labels[name] = value;
+    i = j + 1;
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+  return labels;
+}
+
+json probe_engines(const std::vector<EndpointProbe>& endpoints, const std::string& model, const ProbeGet& get) {
+  std::vector<json> answers(endpoints.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < endpoints.size(); ++i)
+    threads.emplace_back([&, i] { answers[i] = probe_one(endpoints[i], get); });
+  for (auto& t : threads) t.join();
+
+  json out = {{"endpoints", json::array()}};
+  json first_summary;
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    json s = summarize(answers[i], model);
+    answers[i]["summary"] = s;
+    out["endpoints"].push_back(answers[i]);
+    if (!answers[i].value("reachable", false)) {
+      log_warn(endpoints[i].redacted + ": not reachable now (" + answers[i].value("error", std::string("?")) +
+               "); its requests will be retried");
+      continue;
+    }
+    if (const json* ids = at(s, {"served_models"}); ids && !ids->empty()) {
+      bool found = false;
+      for (const json& id : *ids) found = found || id == model;
+      if (!found)
+        log_warn(endpoints[i].redacted + " does not list --model " + model + " among its models (" + ids->dump() +
+                 "); requests may fail with HTTP 404");
+    }
+    if (first_summary.is_null()) {
+      first_summary = s;
+    } else {
+      for (const char* k : {"engine", "version", "kv_cache_dtype", "max_model_len"})
+        if (s.contains(k) && first_summary.contains(k) && s[k] != first_summary[k])
+          log_warn("replicas disagree on " + std::string(k) + ": " + first_summary[k].dump() + " vs " + s[k].dump() + " at " +
+                   endpoints[i].redacted + ": results would mix two configurations");
+    }
+  }
+  out["summary"] = first_summary.is_null() ? json::object() : first_summary;
+  return out;
+}
+
+}  // namespace kvgate::runner
