@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "compare/number_format.h"
 #include "depth_grid.h"
@@ -31,6 +32,23 @@ std::string grade_field(const ResultRecord& r, const char* key) {
   return scalar_text(r.grade[key]);
 }
 
+// OpenAI-style tool calls as "name(arguments)" lines; anything else as JSON.
+std::string tool_calls_text(const nlohmann::json& calls) {
+  const auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  if (!calls.is_array()) return dump(calls);
+  std::string out;
+  for (const nlohmann::json& c : calls) {
+    const nlohmann::json* fn = c.is_object() && c.contains("function") && c["function"].is_object() ? &c["function"] : nullptr;
+    if (!fn || !fn->contains("name")) {
+      out += dump(c) + "\n";
+      continue;
+    }
+    const nlohmann::json& args = fn->contains("arguments") ? (*fn)["arguments"] : nlohmann::json();
+    out += scalar_text((*fn)["name"]) + "(" + (args.is_string() ? args.get<std::string>() : dump(args)) + ")\n";
+  }
+  return out;
+}
+
 // One side of a trial: outcome, the answer (cut), and what the grader read from it.
 void answer(Markup& m, const std::string& who, const ResultRecord* r) {
   m.open("div");
@@ -51,7 +69,7 @@ void answer(Markup& m, const std::string& who, const ResultRecord* r) {
   text_block(m, r->response.empty() ? "(no answer text)" : r->response);
   if (r->extra.is_object() && r->extra.contains("tool_calls") && !r->extra["tool_calls"].is_null()) {
     m.element("div", "tool calls", {{"class", "label"}});
-    text_block(m, r->extra["tool_calls"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    text_block(m, tool_calls_text(r->extra["tool_calls"]));
   }
   const std::string extracted = grade_field(*r, "extracted"), why = grade_field(*r, "explanation");
   if (!extracted.empty() || !why.empty())
@@ -190,7 +208,15 @@ void lost_trials_block(Markup& m, const Comparison& c, const PairComparison& p, 
   m.element("h3", "Lost trials: " + run_label(c, p.reference) + " passed, " + run_label(c, p.candidate) + " failed (" +
                       std::to_string(t.lost.size()) + ")");
   texts_note(m, ctx);
-  const std::vector<FlipRef> order = spread_over_buckets(t.lost);
+  // Trials a finding above already showed in full are not repeated.
+  std::set<std::pair<std::string, int>> above;
+  for (const compare::Finding& f : t.findings)
+    for (std::size_t i = 0; i < std::min(f.trials.size(), ctx.max_trials_shown); ++i) above.insert({f.trials[i].id, f.trials[i].repeat});
+  std::vector<FlipRef> order;
+  for (const FlipRef& f : spread_over_buckets(t.lost))
+    if (!above.count({f.id, f.repeat})) order.push_back(f);
+  if (order.size() < t.lost.size())
+    m.element("p", std::to_string(t.lost.size() - order.size()) + " of them are shown above, under the structural checks.", {{"class", "note"}});
   const std::size_t shown = std::min(order.size(), ctx.max_trials_shown);
   for (std::size_t i = 0; i < shown; ++i) side_by_side(m, c, p, order[i], ctx);
   remaining_ids(m, order, shown);

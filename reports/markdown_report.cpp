@@ -128,8 +128,9 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
       const std::string who = several ? md(run_label(c, ta.pairs[k]->candidate)) + ": " : "";
       if (t.verdict != compare::Verdict::pass)
         for (const std::string& reason : t.reasons) out << "- " << who << md(reason) << "\n";
-      for (const compare::Finding& f : t.findings)
-        out << "- " << who << md(f.severity) << " `" << md(f.check) << "`: " << md(f.message) << " (" << f.trials.size() << " trials)\n";
+      for (const compare::Finding& f : t.findings)  // "fail" findings are among the reasons above
+        if (f.severity != "fail" || t.verdict == compare::Verdict::pass)
+          out << "- " << who << md(f.severity) << " " << md(f.check) << ": " << md(f.message) << "\n";
     }
   }
 

@@ -53,24 +53,6 @@ const compare::TaskComparison& task_of(const Comparison& c, std::size_t pair) {
   return c.pairs[pair].tasks[0];
 }
 
-// A stand-in for issue #7's golden checks: a candidate answer cut at the token limit, or no longer
-// JSON where the baseline's was, is a structural break.
-std::vector<compare::Finding> golden_breaks(const compare::TaskCheckInput& in) {
-  compare::Finding truncated{.check = "golden.truncated", .severity = "fail", .message = ""};
-  compare::Finding invalid{.check = "golden.invalid_json", .severity = "fail", .message = ""};
-  for (const compare::ResultPair& rp : in.task.result_pairs) {
-    const ResultRecord& a = in.reference.record(rp.reference_record);
-    const ResultRecord& b = in.candidate.record(rp.candidate_record);
-    const compare::FlipRef ref{a.id, rp.repeat, a.bucket, rp.reference_record, rp.candidate_record};
-    if (b.finish_reason == "length") truncated.trials.push_back(ref);
-    else if (json::parse(b.response, nullptr, false).is_discarded() && !json::parse(a.response, nullptr, false).is_discarded())
-      invalid.trials.push_back(ref);
-  }
-  truncated.message = std::to_string(truncated.trials.size()) + " answer stopped at the token limit";
-  invalid.message = std::to_string(invalid.trials.size()) + " answer is no longer valid JSON";
-  return {truncated, invalid};
-}
-
 std::string text_of_page(const std::string& html) { return kvtest::visible_text(html); }
 
 }  // namespace
@@ -254,28 +236,35 @@ TEST_CASE("HTML: per-problem flips of a single-bucket task (GSM8K)", "[reports][
   CHECK(kvtest::golden_mismatch("reports/gsm8k.html.txt", kvtest::normalize_build(text)) == "");
 }
 
-TEST_CASE("HTML, Markdown, JUnit: golden structural breaks with the two outputs side by side", "[reports][html]") {
-  const Comparison c = fixture({"golden/base", "golden/cand"}, {{"golden", golden_breaks}});
+TEST_CASE("HTML, Markdown, JUnit: golden structural breaks (issue #7's checks) with the two outputs side by side", "[reports][html]") {
+  const Comparison c = fixture({"golden/base", "golden/cand"});  // compare's default task checks: golden's
   const auto& t = task_of(c, 0);
   CHECK(t.verdict == compare::Verdict::fail);
-  REQUIRE(t.findings.size() == 2);
+  std::vector<std::string> checks;
+  for (const compare::Finding& f : t.findings) checks.push_back(f.check);
+  CHECK(checks == std::vector<std::string>{"golden.truncated", "golden.invalid_json", "golden.tool_call_dropped", "golden.similarity"});
   const TrialTexts texts = texts_for(c);
   const std::string html = render(ReportFormat::html, c, &texts);
   check_page(html);
   const std::string text = text_of_page(html);
   CHECK_THAT(text, contains("Structural checks: cand vs base"));
-  CHECK_THAT(text, contains("fail golden.truncated"));
-  CHECK_THAT(text, contains("1 answer stopped at the token limit"));
+  CHECK_THAT(text, contains("fail golden.truncated\n1 candidate output is truncated (finish_reason \"length\")"));
+  CHECK_THAT(text, contains("info golden.similarity\nexact match 62.5% (5 of 8 outputs)"));
   // Side by side: the baseline's full JSON and the candidate's cut one, with finish reasons.
-  CHECK_THAT(text, contains("base: passed (score 1.000), finish stop"));
-  CHECK_THAT(text, contains("cand: failed (score 0.000), finish length"));
-  CHECK_THAT(text, contains("{\"id\": 2, \"items\": [\"apple\"]}"));
+  CHECK_THAT(text, contains("golden/0002\nprompt\nuser: Return the order 2 as JSON with fields id and items.\n"
+                            "base: passed (score 1.000), finish stop, 14 tokens\n{\"id\": 2, \"items\": [\"apple\"]}\nstructurally sound\n"
+                            "cand: failed (score 0.000), finish length, 14 tokens\n{\"id\": 2, \"i\n"));
   CHECK_THAT(text, contains("Sure! <b>Here</b> is the order"));
+  // A dropped tool call: the baseline's call, the candidate's prose.
+  CHECK_THAT(text, contains("tool calls\nget_order({\"id\": 6})"));
+  CHECK_THAT(text, contains("I cannot look that up right now."));
   CHECK_THAT(html, contains("<div class=\"side\">"));
-  CHECK_THAT(text, contains("Return the order 2 as JSON"));  // the prompt
+  CHECK_THAT(text, contains("2 of them are shown above, under the structural checks."));
   const std::string md = render(ReportFormat::markdown, c);
-  CHECK_THAT(md, contains("- fail `golden.truncated`: 1 answer stopped at the token limit (1 trials)"));
-  CHECK_THAT(render(ReportFormat::junit, c), contains("message=\"FAIL: golden.truncated: 1 answer stopped at the token limit\""));
+  CHECK_THAT(md, contains("- golden.truncated: 1 candidate output is truncated"));
+  CHECK_THAT(md, contains("- info golden.similarity: exact match 62.5%"));
+  CHECK_THAT(render(ReportFormat::junit, c), contains("message=\"FAIL: golden.truncated: 1 candidate output is truncated"));
+  CHECK(kvtest::golden_mismatch("reports/golden.md", kvtest::normalize_build(md)) == "");
 }
 
 TEST_CASE("HTML: hostile labels, task names and answers stay text; invalid UTF-8 keeps the page well-formed", "[reports][html]") {
