@@ -108,7 +108,11 @@ void verdict_banner(Markup& m, const Comparison& c) {
           m.element("strong", "To resolve: ")
               .text("run about " + fixed(*t.power.additional_trials, 0) + " more paired trials (" + fixed(*t.power.trials_needed, 0) +
                     " in all, same bucket mix): at the observed ratio that decides with " + compare::percent(t.power.power, 0) +
-                    " power. The gate resolves ratios beyond " + fixed(c.options.margin, 3) + " \u00b1 " + fixed(t.power.mde_ratio, 3) +
+                    " power" +
+                    (*t.power.additional_trials > 20.0 * static_cast<double>(std::max<std::size_t>(t.trials, 1))
+                         ? " (impractical: the ratio sits too close to the margin for more trials to settle it)"
+                         : "") +
+                    ". The gate resolves ratios beyond " + fixed(c.options.margin, 3) + " \u00b1 " + fixed(t.power.mde_ratio, 3) +
                     " at the current n.");
         else
           m.element("strong", "To resolve: ")

@@ -54,6 +54,7 @@ void accuracy_chart(Markup& m, const Comparison& c, const TaskAcrossPairs& ta) {
     }
     return s;
   };
+  std::vector<LineChart> panels;
   if (has_lengths(first)) {
     std::int64_t lo = first.buckets.front().bucket, hi = first.buckets.back().bucket;
     chart.title = ta.task + ": " + y_title(first) + " by context length";
@@ -61,12 +62,22 @@ void accuracy_chart(Markup& m, const Comparison& c, const TaskAcrossPairs& ta) {
     chart.x.log2 = hi >= 4 * lo;
     for (const BucketComparison& b : first.buckets) chart.x.ticks.push_back({static_cast<double>(b.bucket), token_label(b.bucket)});
     if (lo == hi) chart.x.min = lo / 2.0, chart.x.max = hi * 2.0, chart.x.log2 = true;
-    for (std::size_t k = 0; k < ta.tasks.size(); ++k)
-      chart.series.push_back(side_series(*ta.tasks[k], false, run_label(c, ta.pairs[k]->candidate), static_cast<int>(k) + 1, 0));
-    // The baseline last and dashed: it stays visible where a candidate lies on top of it.
+    // The baseline dashed (drawn on top: it stays visible where a candidate lies on it). With several
+    // candidates, small multiples: one panel per candidate against the baseline, bands readable.
     Series base = side_series(first, true, run_label(c, ta.pairs[0]->reference), 0, 0);
     base.dashed = true;
-    chart.series.insert(chart.series.begin(), base);
+    for (std::size_t k = 0; k < ta.tasks.size(); ++k) {
+      if (ta.tasks.size() > 1 || k == 0) {
+        panels.push_back(chart);
+        panels.back().series.push_back(base);
+      }
+      if (ta.tasks.size() > 1) {
+        panels.back().title = ta.task + ": " + run_label(c, ta.pairs[k]->candidate) + " vs " + run_label(c, ta.pairs[k]->reference) + ", " +
+                              y_title(first) + " by context length";
+        panels.back().width = 470;
+      }
+      panels.back().series.push_back(side_series(*ta.tasks[k], false, run_label(c, ta.pairs[k]->candidate), static_cast<int>(k) + 1, 0));
+    }
   } else {
     chart.title = ta.task + ": " + y_title(first) + " by run";
     chart.x = {.title = "run", .min = -0.6, .max = static_cast<double>(ta.tasks.size()) + 0.6};
@@ -82,8 +93,11 @@ void accuracy_chart(Markup& m, const Comparison& c, const TaskAcrossPairs& ta) {
     }
     chart.height = 260;
   }
+  if (panels.empty()) panels.push_back(chart);
   m.open("figure");
-  m.raw(render_svg(chart));
+  m.open("div", {{"class", "multiples"}});
+  for (const LineChart& p : panels) m.raw(render_svg(p));
+  m.close();
   const bool wilson = first.binary && first.max_repeats == 1;
   m.element("figcaption", std::string("Bands: two-sided ") + fixed(100 * (1 - alpha), 0) + "% " +
                               (wilson ? "Wilson intervals of each bucket's pass rate." : "normal intervals of each bucket's mean score (clustered standard errors).") +

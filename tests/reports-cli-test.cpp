@@ -41,7 +41,7 @@ TEST_CASE("compare e2e: every report format from one decision, the exit code sti
   CHECK_THAT(kvtest::read_text(tmp.file("c.md")), contains("### kvgate: **FAIL**"));
   const std::string html = kvtest::read_text(tmp.file("c.html"));
   const json f = kvtest::check_page(html);
-  CHECK(f["svgs"].size() == 7);  // forest, accuracy by length, 3 run heatmaps, 2 difference heatmaps
+  CHECK(f["svgs"].size() == 8);  // forest, accuracy by length (a panel per candidate), 3 run heatmaps, 2 difference heatmaps
   const std::string text = kvtest::visible_text(html);
   CHECK_THAT(text, contains("A special magic number is hidden"));  // prompts from run.json's tasks_path
   CHECK_THAT(text, contains("command: kvgate compare " + kFix + "niah/bf16"));

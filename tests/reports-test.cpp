@@ -152,7 +152,8 @@ TEST_CASE("HTML: accuracy vs length with bands, flip tables with McNemar, NIAH d
   std::vector<std::string> titles;
   for (const json& s : f["svgs"]) titles.push_back(s["title"]);
   const auto has = [&](const std::string& t) { return std::find(titles.begin(), titles.end(), t) != titles.end(); };
-  CHECK(has("niah: pass rate by context length"));
+  CHECK(has("niah: fp8 vs bf16, pass rate by context length"));  // small multiples: a panel per candidate
+  CHECK(has("niah: int4 vs bf16, pass rate by context length"));
   for (const char* panel : {"bf16", "fp8", "int4", "fp8 \u2212 bf16", "int4 \u2212 bf16"}) CHECK(has(panel));
   for (const json& s : f["svgs"])
     if (s["title"] == "int4") {
