@@ -146,8 +146,10 @@ std::vector<HistoryRow> rows_from_compare_json(const json& result, const std::st
     FieldReader p(pairs[pi], where);
     if (!p.boolean("gating")) continue;
     const auto ref = static_cast<std::size_t>(p.integer("reference")), cand = static_cast<std::size_t>(p.integer("candidate"));
-    if (ref >= runs.size() || cand >= runs.size()) p.fail("candidate", "names a run that is not in runs[]");
-    const RunFacts base = run_facts(runs[ref].value("manifest", json())), cf = run_facts(runs[cand].value("manifest", json()));
+    if (ref >= runs.size() || cand >= runs.size() || p.integer("reference") < 0 || p.integer("candidate") < 0)
+      p.fail("candidate", "names a run that is not in runs[]");
+    const auto manifest = [&](std::size_t i) { return runs[i].is_object() && runs[i].contains("manifest") ? runs[i]["manifest"] : json(); };
+    const RunFacts base = run_facts(manifest(ref)), cf = run_facts(manifest(cand));
     HistoryRow r;
     r.date = o.date;
     for (const std::string* when : {&cf.started_at, &base.started_at})
