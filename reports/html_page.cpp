@@ -29,6 +29,8 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liber
 .banner { border-left: 8px solid var(--inconclusive); background: #fffbeb; padding: 16px 22px 14px; margin: 22px 0 10px; }
 .banner.pass { border-color: var(--pass); background: #f0fdf4; }
 .banner.fail { border-color: var(--fail); background: #fef2f2; }
+.banner.neutral { border-color: #9ca3af; background: var(--soft); }
+.banner.neutral .verdict { color: var(--ink); }
 .banner .verdict { font-size: 32px; font-weight: 750; letter-spacing: 0.02em; margin: 0; line-height: 1.15; }
 .banner.pass .verdict { color: var(--pass); }
 .banner.fail .verdict { color: var(--fail); }

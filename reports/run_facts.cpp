@@ -23,7 +23,7 @@ const json& obj(const json& j, const char* key) {
 std::string joined_fields(const json& o, std::initializer_list<const char*> skip) {
   std::string out;
   for (auto it = o.begin(); it != o.end(); ++it) {
-    bool skipped = it->is_null();
+    bool skipped = it->is_null() || ((it->is_array() || it->is_object()) && it->empty());
     for (const char* s : skip) skipped = skipped || it.key() == s;
     if (skipped) continue;
     if (!out.empty()) out += ", ";

@@ -132,7 +132,7 @@ std::string render_run_html(const RunDir& run, const RunSummary& s, const Report
   Markup m;
   std::size_t results = 0, errors = 0;
   for (const RunTaskSummary& t : s.tasks) results += t.all.results, errors += t.all.errors;
-  m.open("section", {{"class", "banner"}, {"id", "summary"}});
+  m.open("section", {{"class", "banner neutral"}, {"id", "summary"}});
   m.element("p", "One run", {{"class", "verdict"}});
   m.element("p", std::to_string(results) + " results over " + std::to_string(s.tasks.size()) + " task" + (s.tasks.size() == 1 ? "" : "s") +
                      "; " + std::to_string(errors) + " errors (" + compare::percent(results ? double(errors) / double(results) : 0.0, 1) + ").",
