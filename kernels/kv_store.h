@@ -31,15 +31,20 @@ class KvStore {
   virtual void truncate(int n) = 0;
   // Bytes stored per token over all layers, K and V, scales included (capacity planning, reports).
   virtual double bytes_per_token() const = 0;
+  // The format and its resolved parameters, every default filled in: run.json's "kv" object
+  // ({"format": ..., "skip_layers": [...], ..., "bytes_per_token": ...}, kv_format.h).
+  virtual nlohmann::json describe() const { return {{"format", format()}, {"bytes_per_token", bytes_per_token()}}; }
 };
 
 struct KvStoreOptions {
   std::string format = "bf16";
-  // Format parameters: scales, skip layers, rounding and rotation switches (recorded in run.json).
+  // Format parameters: scales, skip layers, rounding and rotation switches (recorded in run.json);
+  // every format's parameters are listed in kv_format.h.
   nlohmann::json params = nlohmann::json::object();
 };
 
-// The store for a format; an unknown format is an Error listing the known ones.
+// The store for a format (kv_store_factory.cpp); an unknown format or parameter is an Error naming
+// it and the known ones.
 std::unique_ptr<KvStore> make_kv_store(const KvStoreOptions& options, const KvShape& shape);
 
 }  // namespace kvgate::kernels

@@ -1,11 +1,10 @@
 // The unquantized stores: fp32 (no storage loss: the exact reference) and bf16 (the baseline every
-// engine compares against). Quantized formats live in their own files and join make_kv_store.
+// engine compares against). Quantized formats live in their own files (kv_store_impl.h).
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
 #include "float_formats.h"
-#include "kv_store.h"
+#include "kv_store_impl.h"
 
 namespace kvgate::kernels {
 
@@ -14,8 +13,8 @@ namespace {
 template <class Elem, Elem (*Encode)(float), float (*Decode)(Elem)>
 class PlainKvStore final : public KvStore {
  public:
-  PlainKvStore(const KvShape& shape, std::string name)
-      : shape_(shape), name_(std::move(name)), k_(shape.layers), v_(shape.layers) {}
+  PlainKvStore(const KvShape& shape, std::string name, nlohmann::json record)
+      : shape_(shape), name_(std::move(name)), record_(std::move(record)), k_(shape.layers), v_(shape.layers) {}
   const KvShape& shape() const override { return shape_; }
   std::string format() const override { return name_; }
   void append(int layer, const float* k, const float* v) override {
@@ -46,10 +45,12 @@ class PlainKvStore final : public KvStore {
   double bytes_per_token() const override {
     return 2.0 * shape_.layers * shape_.kv_heads * shape_.head_dim * sizeof(Elem);
   }
+  nlohmann::json describe() const override { return record_; }
 
  private:
   KvShape shape_;
   std::string name_;
+  nlohmann::json record_;
   std::vector<std::vector<Elem>> k_, v_;
 };
 
@@ -59,13 +60,10 @@ float decode_bf16(std::uint16_t h) { return bf16_to_f32(h); }
 
 }  // namespace
 
-std::unique_ptr<KvStore> make_kv_store(const KvStoreOptions& options, const KvShape& shape) {
-  if (shape.layers <= 0 || shape.kv_heads <= 0 || shape.head_dim <= 0)
-    throw Error("KV store: layers, kv_heads and head_dim must be positive", kExitInternal);
-  if (options.format == "fp32") return std::make_unique<PlainKvStore<float, identity, identity>>(shape, "fp32");
-  if (options.format == "bf16")
-    return std::make_unique<PlainKvStore<std::uint16_t, encode_bf16, decode_bf16>>(shape, "bf16");
-  throw Error("--kv-format " + options.format + ": unknown KV-cache format (known: bf16, fp32)");
+std::unique_ptr<KvStore> make_plain_kv_store(const KvFormatSpec& spec) {
+  if (spec.format == "fp32")
+    return std::make_unique<PlainKvStore<float, identity, identity>>(spec.shape, "fp32", spec.record());
+  return std::make_unique<PlainKvStore<std::uint16_t, encode_bf16, decode_bf16>>(spec.shape, "bf16", spec.record());
 }
 
 }  // namespace kvgate::kernels
