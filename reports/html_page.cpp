@@ -47,12 +47,13 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liber
 .badge.info { background: var(--info); }
 .badge.informative { background: #9ca3af; }
 table { border-collapse: collapse; width: 100%; font-size: 13.5px; margin: 8px 0 14px; }
-th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 th { font-weight: 600; color: #374151; border-bottom: 1.5px solid #d1d5db; font-size: 12.5px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.flagged td { background: #fef2f2; }
 td.differs { background: #fffbeb; font-weight: 600; }
 td.suspect { background: #fee2e2; font-weight: 600; }
+td.better { color: var(--pass); font-weight: 600; }
 .kpis { display: flex; flex-wrap: wrap; gap: 10px 28px; margin: 10px 0; }
 .kpi .value { font-size: 20px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .kpi .label { font-size: 12px; color: var(--muted); }
@@ -94,12 +95,17 @@ footer.page { margin-top: 48px; padding-top: 10px; border-top: 1px solid var(--l
 
 }  // namespace
 
+const char* const kContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
 std::string html_page(const PageOptions& o, const std::string& body) {
   Markup m;
   m.raw("<!DOCTYPE html>\n");
   m.open("html", {{"lang", "en"}});
   m.newline().open("head");
   m.empty("meta", {{"charset", "utf-8"}});
+  // The browser itself refuses any script, font, image or request from elsewhere, should a string from
+  // the data ever slip past the escaping: the page can only style itself.
+  m.empty("meta", {{"http-equiv", "Content-Security-Policy"}, {"content", kContentSecurityPolicy}});
   m.empty("meta", {{"name", "viewport"}, {"content", "width=device-width, initial-scale=1"}});
   m.empty("meta", {{"name", "generator"}, {"content", "kvgate"}});
   m.element("title", o.title);

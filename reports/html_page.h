@@ -17,6 +17,9 @@ struct PageOptions {
   std::string footer{};       // a line of provenance (kvgate version, options)
 };
 
+// The page's Content-Security-Policy (a <meta> in its head): inline styles and data: images only.
+extern const char* const kContentSecurityPolicy;
+
 // <!DOCTYPE html><html>...<body><main>{body}</main></body></html>
 std::string html_page(const PageOptions& o, const std::string& body);
 

@@ -6,6 +6,7 @@
 #include "core/version.h"
 #include "html_page.h"
 #include "html_sections.h"
+#include "report_top.h"
 #include "run_facts.h"
 #include "svg_charts.h"
 
@@ -147,32 +148,11 @@ void forest_figure(Markup& m, const Comparison& c) {
   m.close().newline();
 }
 
-// Facts that must match between baseline and candidate for the comparison to mean anything.
-bool must_match(const std::string& field) {
-  return field == "model" || field == "sampling" || field == "tasks sha256" || field == "API";
-}
-
-void runs_overview(Markup& m, const Comparison& c, const ReportContext& ctx) {
+void runs_overview(Markup& m, const Comparison& c) {
   std::vector<RunFacts> facts;
   for (const compare::RunInfo& r : c.runs) facts.push_back(r.run ? run_facts(r.run->manifest) : RunFacts{});
-  std::vector<std::string> suspicious = ctx.pinning_differences;
-  for (std::size_t i = 1; i < facts.size(); ++i) {
-    const auto a = fact_rows(facts[0]), b = fact_rows(facts[i]);
-    for (std::size_t f = 0; f < a.size(); ++f)
-      if (must_match(a[f].first) && !a[f].second.empty() && !b[f].second.empty() && a[f].second != b[f].second)
-        suspicious.push_back(a[f].first + " differs: " + run_label(c, 0) + " has \u201c" + a[f].second + "\u201d, " + run_label(c, i) +
-                             " has \u201c" + b[f].second + "\u201d");
-  }
   m.open("section", {{"id", "runs"}});
   m.element("h2", "Runs");
-  // Issue #16 adds pinning differences (engine build, GPU, driver) to ctx.pinning_differences: listed here.
-  if (!suspicious.empty()) {
-    m.open("div", {{"class", "callout"}});
-    m.element("strong", "Check these differences before trusting the verdict:");
-    m.open("ul");
-    for (const std::string& s : suspicious) m.element("li", s);
-    m.close().close();
-  }
   table_head(m, {{"run"}, {"role"}, {"engine"}, {"model"}, {"KV format"}, {"results", true}, {"started"}});
   for (std::size_t i = 0; i < c.runs.size(); ++i) {
     const RunFacts& f = facts[i];
@@ -188,18 +168,6 @@ void runs_overview(Markup& m, const Comparison& c, const ReportContext& ctx) {
     m.close();
   }
   table_end(m);
-  // Issue #16: what the candidate gains (capacity, ITL, TTFT), shown when measured.
-  if (!ctx.gains.empty()) {
-    m.element("h3", "What the candidate gains");
-    m.open("div", {{"class", "kpis"}});
-    for (const Gain& g : ctx.gains) {
-      m.open("div", {{"class", "kpi"}});
-      m.element("div", "\u00d7" + fixed(g.factor, 2), {{"class", "value"}});
-      m.element("div", g.what + (g.detail.empty() ? "" : " (" + g.detail + ")"), {{"class", "label"}});
-      m.close();
-    }
-    m.close();
-  }
   m.close().newline();
 }
 
@@ -288,18 +256,23 @@ std::string options_line(const Comparison& c) {
 
 }  // namespace
 
+// The page, top to bottom. A new section is a function writing into `m`, called here in its place
+// (a section for the top goes beside pinning_block / tradeoff_block, html_top.cpp).
 std::string render_html(const Comparison& c, const ReportContext& ctx) {
   Markup m;
   verdict_banner(m, c);
+  pinning_block(m, c, ctx);
+  tradeoff_block(m, c, ctx);
   const auto tasks = gated_tasks(c);
   m.open("nav", {{"class", "toc"}});
+  if (!ctx.gains.empty()) m.element("a", "gains", {{"href", "#tradeoff"}});
   m.element("a", "runs", {{"href", "#runs"}});
   for (std::size_t i = 0; i < tasks.size(); ++i) m.element("a", tasks[i].task, {{"href", "#" + anchor("task", tasks[i].task, i)}});
   m.element("a", "metadata", {{"href", "#metadata"}});
   if (!c.warnings.empty()) m.element("a", "warnings (" + std::to_string(c.warnings.size()) + ")", {{"href", "#warnings"}});
   m.close().newline();
   forest_figure(m, c);
-  runs_overview(m, c, ctx);
+  runs_overview(m, c);
   for (std::size_t i = 0; i < tasks.size(); ++i) task_section(m, c, tasks[i], i, ctx);
   informative_pairs(m, c);
   metadata_section(m, c);

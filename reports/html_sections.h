@@ -17,6 +17,11 @@ struct TaskAcrossPairs {
 };
 std::vector<TaskAcrossPairs> gated_tasks(const compare::Comparison& c);
 
+// Under the verdict (html_top.cpp): the pinning differences (report_top.h), when any; what each
+// candidate gains beside what it loses, when ctx.gains is set.
+void pinning_block(Markup& m, const compare::Comparison& c, const ReportContext& ctx);
+void tradeoff_block(Markup& m, const compare::Comparison& c, const ReportContext& ctx);
+
 // One task: verdicts, numbers, the accuracy-vs-length chart, flip tables, the NIAH heatmap,
 // per-problem flips, findings with both outputs, the lost trials.
 void task_section(Markup& m, const compare::Comparison& c, const TaskAcrossPairs& t, std::size_t index, const ReportContext& ctx);

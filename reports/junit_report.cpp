@@ -3,6 +3,7 @@
 #include "compare/number_format.h"
 #include "core/version.h"
 #include "markup.h"
+#include "report_top.h"
 #include "svg_charts.h"
 
 namespace kvgate::reports {
@@ -73,6 +74,7 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
     suites.emplace_back(&p, std::move(cases));
   }
 
+  const std::vector<std::string> pinning = pinning_differences(c, ctx);
   Markup m;
   m.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   m.open("testsuites", {{"name", "kvgate compare"}, {"tests", std::to_string(tests)}, {"failures", std::to_string(failures)},
@@ -94,6 +96,9 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
         {"auc_axis", stats::to_string(c.options.auc_axis)},
         {"kvgate_version", std::string(version()) + " (" + git_commit() + ")"}};
     for (const auto& [name, value] : props) m.empty("property", {{"name", name}, {"value", value}});
+    for (const std::string& d : pinning) m.empty("property", {{"name", "pinning_difference"}, {"value", d}});
+    for (const Gain& g : ctx.gains)
+      if (g.candidate.empty() || g.candidate == cand) m.empty("property", {{"name", "gain: " + g.what}, {"value", gain_text(g)}});
     m.close().newline();
     for (const Case& k : cases) {
       m.open("testcase", {{"classname", "kvgate." + cand}, {"name", k.name}, {"time", "0"}});
@@ -102,6 +107,7 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
       m.close().newline();
     }
     std::string out = joined(p->reasons, "\n");
+    if (!pinning.empty()) out += "\ncheck before trusting the verdict (the runs should differ in their KV settings only):\n" + joined(pinning, "\n");
     if (!c.warnings.empty()) out += "\nwarnings:\n" + joined(c.warnings, "\n");
     m.element("system-out", out + "\n");
     m.close().newline();

@@ -6,6 +6,7 @@
 #include "core/version.h"
 #include "html_escape.h"
 #include "html_sections.h"
+#include "report_top.h"
 #include "run_facts.h"
 #include "svg_charts.h"
 
@@ -61,12 +62,24 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
   for (std::size_t i = 1; i < c.runs.size(); ++i) out << (i == 1 ? "; candidate " : ", ") << run_line(c, i);
   out << ". Margin " << fixed(o.margin, 3) << " on candidate / baseline, one-sided " << fixed(100 * (1 - o.alpha), 1)
       << "% bounds: PASS needs the lower bound above the margin on every task.\n";
-  // Issue #16: pinning differences and gains, at the top when present.
-  for (const std::string& p : ctx.pinning_differences) out << "\n- \u26a0 " << md(p);
-  if (!ctx.pinning_differences.empty()) out << "\n";
-  if (!ctx.gains.empty()) {
-    out << "\nGains:";
-    for (const Gain& g : ctx.gains) out << " " << md(g.what) << " \u00d7" << fixed(g.factor, 2) << ";";
+  // What could explain the verdict, then what each candidate gains beside what it loses (report_top.h).
+  const std::vector<std::string> pinning = pinning_differences(c, ctx);
+  if (!pinning.empty()) out << "\n**Check before trusting the verdict** (the runs should differ in their KV settings only):\n";
+  for (const std::string& p : pinning) out << "- \u26a0 " << md(p) << "\n";
+  const std::vector<CandidateTradeoff> trade = tradeoffs(c, ctx);
+  if (!trade.empty()) out << "\n";
+  for (const CandidateTradeoff& t : trade) {
+    out << "- **" << md(t.label) << "** gains";
+    for (std::size_t k = 0; k < t.gains.size(); ++k)
+      out << (k ? "," : "") << " " << md(t.gains[k]->what) << " " << gain_text(*t.gains[k])
+          << (t.gains[k]->detail.empty() ? "" : " (" + md(t.gains[k]->detail) + ")");
+    if (t.gains.empty()) out << " nothing measured";
+    out << "; loses";
+    for (std::size_t k = 0; k < t.tasks.size(); ++k) {
+      const TaskComparison& task = *t.tasks[k];
+      out << (k ? "," : "") << " " << md(task.task) << " "
+          << (task.reference_metric > 0 ? "\u00d7" + fixed(task.ratio_estimate, 3) + " (lower " + bounds(task, false) + ")" : "\u2013");
+    }
     out << "\n";
   }
 

@@ -2,6 +2,7 @@
 
 #include "compare/comparison_json.h"
 #include <filesystem>
+#include <tuple>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -73,6 +74,29 @@ void check_output_path(const std::string& path, const std::string& flag) {
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw Error(flag + " " + path + ": the directory " + dir.string() + " does not exist: create it first, or write elsewhere");
+}
+
+ReportFiles ReportFiles::in_directory(const std::string& dir) {
+  const std::filesystem::path d(dir);
+  return {.json = (d / "compare.json").string(), .markdown = (d / "report.md").string(), .html = (d / "report.html").string(),
+          .junit = (d / "junit.xml").string()};
+}
+
+namespace {
+std::vector<std::tuple<const std::string*, const char*, ReportFormat>> named(const ReportFiles& f) {
+  return {{&f.json, "--json", ReportFormat::json}, {&f.markdown, "--markdown", ReportFormat::markdown},
+          {&f.html, "--html", ReportFormat::html}, {&f.junit, "--junit", ReportFormat::junit}};
+}
+}  // namespace
+
+void check_output_paths(const ReportFiles& files) {
+  for (const auto& [path, flag, format] : named(files))
+    if (!path->empty()) check_output_path(*path, flag);
+}
+
+void write_reports(const ReportFiles& files, const compare::Comparison& c, const ReportContext& ctx) {
+  for (const auto& [path, flag, format] : named(files))
+    if (!path->empty()) write_report(*path, format, c, ctx);
 }
 
 void write_report(const std::string& path, ReportFormat f, const compare::Comparison& c, const ReportContext& ctx) {

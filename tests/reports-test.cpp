@@ -14,6 +14,7 @@
 #include "compare/comparison_json.h"
 #include "depth_grid.h"
 #include "report_checks.h"
+#include "report_top.h"
 #include "report_writer.h"
 #include "run_report.h"
 #include "stats/proportion_ci.h"
@@ -369,19 +370,92 @@ TEST_CASE("kvgate report with one run: rates with Wilson intervals per task and 
   CHECK_THAT(text, contains("No verdict"));
 }
 
-TEST_CASE("the places issue #16 fills: gains and pinning differences show at the top when set", "[reports][html]") {
-  const Comparison c = fixture({"gsm8k/base", "gsm8k/cand"});
-  const ReportContext ctx{.generated_at = kWhen, .pinning_differences = {"engine build differs: 0.6.3 vs 0.6.4"},
-                          .gains = {{.what = "KV capacity", .factor = 1.94, .detail = "tokens per GPU"}}};
-  const std::string text = text_of_page(make_report_writer(ReportFormat::html)->render(c, ctx));
-  CHECK_THAT(text, contains("engine build differs: 0.6.3 vs 0.6.4"));
-  CHECK_THAT(text, contains("\u00d71.94"));
-  CHECK(text.find("\u00d71.94") < text.find("Flips by bucket"));
+TEST_CASE("the places issue #16 fills: pinning differences and gains beside losses, at the top of every format", "[reports][html]") {
+  const Comparison c = fixture({"niah/bf16", "niah/fp8", "niah/int4"});
+  const ReportContext ctx{.generated_at = kWhen,
+                          .pinning_differences = {"attention backend differs: bf16 FLASH_ATTN, fp8 TRITON_ATTN"},
+                          .gains = {{.candidate = "fp8", .what = "KV capacity", .factor = 1.94, .detail = "engine logs"},
+                                    {.candidate = "int4", .what = "KV capacity", .factor = 3.5, .detail = "estimate (kvgate capacity)"},
+                                    {.what = "inter-token latency p50", .factor = 1.12, .lo = 1.08, .hi = 1.15, .detail = "80 paired trials"}}};
+  REQUIRE(pinning_differences(c, ctx) == std::vector<std::string>{"attention backend differs: bf16 FLASH_ATTN, fp8 TRITON_ATTN"});
+  const auto trade = tradeoffs(c, ctx);
+  REQUIRE(trade.size() == 2);  // the gating candidates; the candidate pair is not gated
+  CHECK(trade[0].label == "fp8");
+  CHECK(trade[0].gains.size() == 2);  // its own and the one naming no candidate
+  CHECK(trade[1].gains[0]->factor == 3.5);
+  CHECK(gain_text(*trade[0].gains[1]) == "\u00d71.12 [1.08, 1.15]");
+
+  const std::string html = make_report_writer(ReportFormat::html)->render(c, ctx);
+  check_page(html);
+  const std::string text = text_of_page(html);
+  const auto top = text.find("attention backend differs");
+  const auto gains = text.find("What the candidate gains, what it loses");
+  REQUIRE(top != std::string::npos);
+  REQUIRE(gains != std::string::npos);
+  CHECK(text.find("FAIL\n") < top);  // under the verdict
+  CHECK(top < gains);
+  CHECK(gains < text.find("\nRuns\n"));  // before any detail
+  CHECK_THAT(text, contains("fp8 | gains: KV capacity | \u00d71.94 | \u2013 | engine logs"));
+  CHECK_THAT(text, contains("fp8 | gains: inter-token latency p50 | \u00d71.12 | [1.08, 1.15] | 80 paired trials"));
+  CHECK_THAT(text, contains("int4 | loses: niah accuracy (AUC over lengths) | \u00d70.684 | [0.582, 0.788] | FAIL margin 0.950"));
+  CHECK_THAT(html, contains("href=\"#tradeoff\""));
+
   const std::string md = make_report_writer(ReportFormat::markdown)->render(c, ctx);
-  CHECK_THAT(md, contains("engine build differs"));
-  CHECK_THAT(md, contains("KV capacity \u00d71.94"));
-  // Without them, nothing about them.
-  CHECK_THAT(text_of_page(render(ReportFormat::html, c)), !contains("What the candidate gains"));
+  CHECK_THAT(md, contains("- \u26a0 attention backend differs"));
+  CHECK_THAT(md, contains("- **fp8** gains KV capacity \u00d71.94 (engine logs), inter-token latency p50 \u00d71.12 [1.08, 1.15] (80 paired trials); "
+                          "loses niah \u00d70.951 (lower 0.912)"));
+  CHECK(md.find("attention backend") < md.find("#### niah"));
+
+  const std::string xml = make_report_writer(ReportFormat::junit)->render(c, ctx);
+  const json f = facts_of(xml, "xml");
+  CHECK(f["tag_counts"]["testsuite"] == 2);
+  CHECK_THAT(xml, contains("<property name=\"pinning_difference\" value=\"attention backend differs: bf16 FLASH_ATTN, fp8 TRITON_ATTN\"/>"));
+  CHECK_THAT(xml, contains("<property name=\"gain: KV capacity\" value=\"\u00d73.50\"/>"));
+
+  // Without them, nothing about them; the differences the report finds itself still show.
+  const std::string plain = text_of_page(render(ReportFormat::html, c));
+  CHECK_THAT(plain, !contains("What the candidate gains"));
+  CHECK_THAT(plain, !contains("Check these differences"));
+  kvtest::TempDir tmp;  // a candidate on another model: hostile labels, a model name with markup
+  for (const char* run : {"hostile/base", "hostile/cand"}) {
+    fs::create_directories(tmp.file(run));
+    for (const char* f : {"/run.json", "/results.jsonl"}) fs::copy(kFix + run + f, tmp.file(run) + f);
+  }
+  json manifest = json::parse(kvtest::read_text(tmp.file("hostile/cand/run.json")));
+  manifest["model"] = "Qwen/Qwen3-4B <b>";
+  kvtest::write_text(tmp.file("hostile/cand/run.json"), manifest.dump());
+  const Comparison other = compare::compare_runs({tmp.file("hostile/base"), tmp.file("hostile/cand")}, {});
+  const std::vector<std::string> found = pinning_differences(other, {});
+  REQUIRE(found.size() == 1);
+  CHECK_THAT(found[0], contains("model differs: bf16 <script>alert('label')</script> has"));
+  CHECK_THAT(found[0], contains("has \u201cQwen/Qwen3-4B <b>\u201d"));
+  const std::string page = render(ReportFormat::html, other);
+  check_page(page);
+  const std::string other_text = text_of_page(page);
+  CHECK(other_text.find("model differs") < other_text.find("\nRuns\n"));
+  CHECK_THAT(render(ReportFormat::markdown, other), contains("- \u26a0 model differs"));
+  CHECK_THAT(render(ReportFormat::junit, other), contains("name=\"pinning_difference\" value=\"model differs"));
+}
+
+TEST_CASE("write_reports: every named file, whole; kvgate gate's directory layout", "[reports]") {
+  const Comparison c = fixture({"gsm8k/base", "gsm8k/cand"});
+  kvtest::TempDir tmp;
+  const ReportFiles files = ReportFiles::in_directory(tmp.path());
+  CHECK(files.html == (fs::path(tmp.path()) / "report.html").string());
+  CHECK(files.markdown == (fs::path(tmp.path()) / "report.md").string());
+  CHECK(files.json == (fs::path(tmp.path()) / "compare.json").string());
+  CHECK(files.junit == (fs::path(tmp.path()) / "junit.xml").string());
+  check_output_paths(files);
+  write_reports(files, c, {.generated_at = kWhen});
+  CHECK(kvtest::read_text(files.html) == render(ReportFormat::html, c));
+  CHECK(kvtest::read_text(files.markdown) == render(ReportFormat::markdown, c));
+  CHECK(json::parse(kvtest::read_text(files.json)) == compare::to_json(c));
+  CHECK(kvtest::read_text(files.junit) == render(ReportFormat::junit, c));
+  // Only the named ones; a missing directory is refused before anything is written.
+  write_reports({.markdown = tmp.file("only.md")}, c, {.generated_at = kWhen});
+  CHECK(fs::exists(tmp.file("only.md")));
+  CHECK_THROWS_WITH(check_output_paths({.json = tmp.file("ok.json"), .junit = tmp.file("missing/junit.xml")}),
+                    contains("--junit " + tmp.file("missing/junit.xml") + ": the directory"));
 }
 
 TEST_CASE("trial texts: the ids a report shows; chat and completion inputs as text", "[reports]") {

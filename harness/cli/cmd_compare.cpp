@@ -32,8 +32,8 @@ std::string command_line(const CompareCli& o, const compare::CompareOptions& opt
 }
 
 int run_compare(const CompareCli& o) {
-  for (const auto& [flag, path] : {std::pair{"--json", &o.json}, {"--markdown", &o.markdown}, {"--html", &o.html}, {"--junit", &o.junit}})
-    if (!path->empty()) reports::check_output_path(*path, flag);
+  const reports::ReportFiles files{.json = o.json, .markdown = o.markdown, .html = o.html, .junit = o.junit};
+  reports::check_output_paths(files);
   compare::CompareOptions options = o.options;
   options.auc_axis = o.auc_axis == "log2" ? stats::AucAxis::log2 : stats::AucAxis::linear;
   options.errors = o.errors == "exclude" ? compare::ErrorPolicy::exclude : compare::ErrorPolicy::fail;
@@ -42,9 +42,7 @@ int run_compare(const CompareCli& o) {
   reports::TrialTexts texts;
   if (!o.html.empty()) texts = reports::load_trial_texts(c, {.tasks_path = o.tasks});
   const reports::ReportContext ctx{.command = command_line(o, options), .trials = &texts, .json_trial_pairs = o.json_trials};
-  for (const auto& [path, format] : {std::pair{&o.json, reports::ReportFormat::json}, {&o.markdown, reports::ReportFormat::markdown},
-                                     {&o.html, reports::ReportFormat::html}, {&o.junit, reports::ReportFormat::junit}})
-    if (!path->empty()) reports::write_report(*path, format, c, ctx);
+  reports::write_reports(files, c, ctx);
   std::cout << compare::format_text(c);
   return compare::exit_code(c.verdict);
 }
