@@ -80,6 +80,7 @@ nav.toc { font-size: 13.5px; margin: 8px 0 0; }
 nav.toc a { margin-right: 14px; color: var(--info); text-decoration: none; }
 .placeholder { color: var(--muted); font-style: italic; }
 footer.page { margin-top: 48px; padding-top: 10px; border-top: 1px solid var(--line); font-size: 12.5px; color: var(--muted); }
+@media (max-width: 960px) { table { font-size: 12px; } th, td { padding: 3px 5px; } th.num { white-space: normal; } }
 @media (max-width: 760px) { main { padding: 16px; } .side { grid-template-columns: 1fr; } }
 @media print {
   body { font-size: 10.5pt; }
@@ -88,6 +89,7 @@ footer.page { margin-top: 48px; padding-top: 10px; border-top: 1px solid var(--l
   h2, h3 { break-after: avoid; }
   figure, .trial, .banner, tr { break-inside: avoid; }
   pre.text { max-height: none; overflow: visible; }
+  table { font-size: 8.5pt; } th, td { padding: 2px 4px; } th.num { white-space: normal; }
   .banner, .badge, td, svg { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 @page { margin: 14mm 12mm; }

@@ -88,6 +88,9 @@ nlohmann::json check_page(const std::string& html) {
   CHECK(f["raw_http"] == 0);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  // The browser is told to refuse anything but inline styles and data: images (report-browser-test shows it does).
+  CHECK(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;; img-src data:;") <
+        html.find("<style>"));
   for (const nlohmann::json& svg : f["svgs"]) {
     INFO("svg " << svg.dump());
     CHECK(!svg["title"].get<std::string>().empty());

@@ -22,7 +22,8 @@ nlohmann::json report_facts(const std::string& kind, const std::string& path);
 nlohmann::json facts_of(const std::string& text, const char* ext = "html");
 
 // Catch2 checks every HTML report must pass: parses as XML, starts with the HTML doctype, holds no
-// element or attribute that runs code or fetches anything, no http(s):// at all, and every <svg> has
+// element or attribute that runs code or fetches anything, no http(s):// at all, a Content-Security-
+// Policy that refuses anything but inline styles and data: images, and every <svg> has
 // a title (also its aria-label), an x and a y axis, each with its line, tick labels and one axis title.
 // Returns the facts for further checks.
 nlohmann::json check_page(const std::string& html);
