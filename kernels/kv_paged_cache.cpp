@@ -143,6 +143,7 @@ void PagedKvCache::reserve(int seq, int tokens) {
     if (free_.empty()) throw Error("--device cuda: the KV cache pool is full (lower the batch or the context)");
     table_[static_cast<std::size_t>(seq) * max_pages_ + seq_pages_[seq]++] = free_.back();
     free_.pop_back();
+    dirty_ = true;
   }
 }
 
@@ -151,11 +152,14 @@ void PagedKvCache::release(int seq) {
     int& p = table_[static_cast<std::size_t>(seq) * max_pages_ + i];
     free_.push_back(p);
     p = -1;
+    dirty_ = true;
   }
   seq_pages_[seq] = 0;
 }
 
 void PagedKvCache::sync_block_table(cudaStream_t s) {
+  if (!dirty_) return;
+  dirty_ = false;
   KV_CUDA_CHECK(cudaMemcpyAsync(d_table_, table_.data(), table_.size() * sizeof(int), cudaMemcpyHostToDevice, s));
   // The host vector may change right after: wait for the copy (it is small).
   KV_CUDA_CHECK(cudaStreamSynchronize(s));

@@ -75,7 +75,8 @@ class PagedKvCache {
   double pool_bytes() const;
 
   // Gives sequence `seq` pages for `tokens` tokens (keeps its existing pages); Error when the pool
-  // is exhausted. release() returns them. Call sync_block_table() before kernels read the table.
+  // is exhausted. release() returns them. Call sync_block_table() before kernels read the table
+  // (it copies only after a change).
   void reserve(int seq, int tokens);
   void release(int seq);
   void sync_block_table(cudaStream_t s);
@@ -94,6 +95,7 @@ class PagedKvCache {
   std::vector<int> table_;    // host block table, -1 = none
   std::vector<int> free_;     // free page ids
   std::vector<int> seq_pages_;
+  bool dirty_ = true;  // the host table changed since the last sync
   int* d_table_ = nullptr;
   float* d_absmax_ = nullptr;
 };
@@ -131,6 +133,7 @@ struct PagedAttentionArgs {
   const int* row_pos = nullptr;    // device [rows]
   const AttentionTile* tiles = nullptr;  // device [num_tiles]
   int num_tiles = 0, heads = 0, kv_heads = 0, window = 0;
+  int max_tile_rows = 0;           // the most rows any tile holds (picks the kernel instantiation)
   int max_ctx = 0;                 // largest position + 1 of any row (sizes the split)
   float scale = 1.0f;
   const int* block_table = nullptr;

@@ -25,12 +25,12 @@ constexpr bool elementwise_family() {
   return F == KvFamily::kF32 || F == KvFamily::kBf16 || F == KvFamily::kF16 || F == KvFamily::kFp8Tensor;
 }
 
-// Element j of a plain-format slot.
+// Element j of a plain-format slot (aligned loads: the pools are little-endian like the device).
 template <KvFamily F>
 __device__ __forceinline__ float decode_element(const KvLayerCodec& c, const std::uint8_t* slot, int j, float scale) {
-  if constexpr (F == KvFamily::kF32) return load_f32_le(slot + 4 * j);
-  else if constexpr (F == KvFamily::kBf16) return bf16_to_f32(load_u16_le(slot + 2 * j));
-  else if constexpr (F == KvFamily::kF16) return f16_to_f32(load_u16_le(slot + 2 * j));
+  if constexpr (F == KvFamily::kF32) return reinterpret_cast<const float*>(slot)[j];
+  else if constexpr (F == KvFamily::kBf16) return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(slot)[j]);
+  else if constexpr (F == KvFamily::kF16) return f16_to_f32(reinterpret_cast<const std::uint16_t*>(slot)[j]);
   else return fp8_tensor_decode(slot[j], scale, c.fp8_kind);
 }
 
@@ -63,25 +63,31 @@ __device__ void decode_slot(const KvLayerCodec& c, bool is_k, int head, const st
   }
 }
 
-// Decodes the 64 tokens of a staged page into tile[64][ld]; tokens >= valid become zeros.
+// Decodes the 64 tokens of a page into the K and V tiles [64][ld]; tokens >= valid become zeros.
+// Plain formats: every thread, element-parallel, straight from the (page, head) regions in global
+// memory (coalesced: consecutive threads read consecutive elements). Codec formats: the regions
+// were staged to shared memory; threads 0-63 decode K slots, 64-127 V slots, one slot each.
 template <KvFamily F>
-__device__ void decode_page(const KvLayerCodec& c, bool is_k, int head, const std::uint8_t* raw, int bytes, int valid,
-                            float* tile, int ld) {
+__device__ void decode_page(const KvLayerCodec& c, int head, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
+                            float* k_tile, float* v_tile, int ld) {
   const int d = c.head_dim;
   if constexpr (elementwise_family<F>()) {
-    const float scale = F == KvFamily::kFp8Tensor ? (is_k ? c.k_scales : c.v_scales)[head] : 1.0f;
-    for (int i = threadIdx.x; i < kTile * d; i += kThreads) {
-      const int t = i / d, j = i % d;
-      tile[t * ld + j] = t < valid ? decode_element<F>(c, raw + t * bytes, j, scale) : 0.0f;
-    }
+    const float ks = F == KvFamily::kFp8Tensor ? c.k_scales[head] : 1.0f;
+    const float vs = F == KvFamily::kFp8Tensor ? c.v_scales[head] : 1.0f;
+    const int cols = d < kThreads ? d : kThreads, rows_step = kThreads / cols;
+    for (int j = threadIdx.x % cols; j < d; j += cols)
+      for (int t = threadIdx.x / cols; t < kTile; t += rows_step) {
+        const bool ok = t < valid;
+        k_tile[t * ld + j] = ok ? decode_element<F>(c, k_src + t * c.k_bytes, j, ks) : 0.0f;
+        v_tile[t * ld + j] = ok ? decode_element<F>(c, v_src + t * c.v_bytes, j, vs) : 0.0f;
+      }
   } else {
-    if (threadIdx.x < kTile) {
-      const int t = threadIdx.x;
-      float* row = tile + t * ld;
-      if (t < valid) decode_slot<F>(c, is_k, head, raw + t * bytes, row);
-      else
-        for (int j = 0; j < d; ++j) row[j] = 0.0f;
-    }
+    const bool is_k = threadIdx.x < kTile;
+    const int t = threadIdx.x & (kTile - 1);
+    float* row = (is_k ? k_tile : v_tile) + t * ld;
+    if (t < valid) decode_slot<F>(c, is_k, head, is_k ? k_src + t * c.k_bytes : v_src + t * c.v_bytes, row);
+    else
+      for (int j = 0; j < d; ++j) row[j] = 0.0f;
   }
 }
 
@@ -101,30 +107,36 @@ __device__ __forceinline__ void stage(std::uint8_t* dst, const std::uint8_t* src
   for (int i = threadIdx.x; i < bytes / 16; i += kThreads) o[i] = __ldg(s + i);
 }
 
+// Shared memory: K and V tiles [64][d+1], Q [NQ][d], S [NQ][64], m/l/alpha/qpos/qfirst [NQ]; then,
+// for codec formats only, the raw K and V bytes of the page.
 struct SmemLayout {
-  int ld, tile, q, s, raw_k, raw_v;
-  __host__ __device__ SmemLayout(int d, int k_bytes, int v_bytes)
-      : ld(d + 1), tile(kTile * (d + 1)), q(kMaxTileQ * d), s(kMaxTileQ * kTile), raw_k(kTile * k_bytes),
-        raw_v(kTile * v_bytes) {}
-  // floats: tile, Q, S, m, l, alpha, qpos, qfirst; then raw K and V bytes
-  __host__ __device__ int float_count() const { return tile + q + s + 5 * kMaxTileQ; }
+  int ld, tile, q, s, nq, raw_k, raw_v;
+  __host__ __device__ SmemLayout(int d, int nq_, int k_bytes, int v_bytes, bool staged)
+      : ld(d + 1), tile(kTile * (d + 1)), q(nq_ * d), s(nq_ * kTile), nq(nq_), raw_k(staged ? kTile * k_bytes : 0),
+        raw_v(staged ? kTile * v_bytes : 0) {}
+  __host__ __device__ int float_count() const { return 2 * tile + q + s + 5 * nq; }
+  __host__ __device__ int raw_offset() const { return ((float_count() + 3) / 4) * 16; }
+  __host__ __device__ int bytes() const { return raw_offset() + raw_k + raw_v; }
 };
 
-template <KvFamily F>
+// NQ: the query vectors a block holds (4 for GQA-4 decode, 16 otherwise); loops over NQ unroll.
+template <KvFamily F, int NQ>
 __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
+  constexpr bool staged = !elementwise_family<F>();
   const int d = c.head_dim;
-  const SmemLayout L(d, c.k_bytes, c.v_bytes);
-  float* tile = smem;
-  float* Qs = tile + L.tile;
+  const SmemLayout L(d, NQ, c.k_bytes, c.v_bytes, staged);
+  float* k_tile = smem;
+  float* v_tile = k_tile + L.tile;
+  float* Qs = v_tile + L.tile;
   float* S = Qs + L.q;
   float* m_s = S + L.s;
-  float* l_s = m_s + kMaxTileQ;
-  float* alpha_s = l_s + kMaxTileQ;
-  int* qpos = reinterpret_cast<int*>(alpha_s + kMaxTileQ);
-  int* qfirst = qpos + kMaxTileQ;
-  std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(smem + ((L.float_count() + 3) / 4) * 4);
+  float* l_s = m_s + NQ;
+  float* alpha_s = l_s + NQ;
+  int* qpos = reinterpret_cast<int*>(alpha_s + NQ);
+  int* qfirst = qpos + NQ;
+  std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(smem4) + L.raw_offset();
   std::uint8_t* raw_v = raw_k + L.raw_k;
 
   const AttentionTile tl = a.tiles[blockIdx.z];
@@ -134,7 +146,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     const int qi = i / d, j = i % d;
     Qs[i] = a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j];
   }
-  if (threadIdx.x < kMaxTileQ) {
+  if (threadIdx.x < NQ) {
     const int qi = threadIdx.x;
     const int pos = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     qpos[qi] = pos;
@@ -149,28 +161,35 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   const int per = (npages + splits - 1) / splits;
   const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
+  const std::int64_t k_region = static_cast<std::int64_t>(kTile) * c.k_bytes, v_region = static_cast<std::int64_t>(kTile) * c.v_bytes;
 
-  float acc[2][kMaxTileQ];
+  float acc[2][NQ];
 #pragma unroll
   for (int jj = 0; jj < 2; ++jj)
 #pragma unroll
-    for (int qi = 0; qi < kMaxTileQ; ++qi) acc[jj][qi] = 0.0f;
+    for (int qi = 0; qi < NQ; ++qi) acc[jj][qi] = 0.0f;
   __syncthreads();
 
   const int t = threadIdx.x & (kTile - 1);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int p = pb; p < pe; ++p) {
     const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
-    stage(raw_k, a.k_pool + region * L.raw_k, L.raw_k);
-    stage(raw_v, a.v_pool + region * L.raw_v, L.raw_v);
-    __syncthreads();
+    const std::uint8_t* k_src = a.k_pool + region * k_region;
+    const std::uint8_t* v_src = a.v_pool + region * v_region;
+    if constexpr (staged) {
+      stage(raw_k, k_src, static_cast<int>(k_region));
+      stage(raw_v, v_src, static_cast<int>(v_region));
+      __syncthreads();
+      k_src = raw_k;
+      v_src = raw_v;
+    }
     const int valid = min(kTile, hi - p * kTile);
-    decode_page<F>(c, true, kvh, raw_k, c.k_bytes, valid, tile, L.ld);
+    decode_page<F>(c, kvh, k_src, v_src, valid, k_tile, v_tile, L.ld);
     __syncthreads();
     const int tok = p * kTile + t;
     for (int qi = threadIdx.x / kTile; qi < nq; qi += kThreads / kTile) {
       const float* qv = Qs + qi * d;
-      const float* kr = tile + t * L.ld;
+      const float* kr = k_tile + t * L.ld;
       float dot = 0.0f;
       for (int j = 0; j < d; ++j) dot += qv[j] * kr[j];
       S[qi * kTile + t] = tok >= qfirst[qi] && tok <= qpos[qi] ? dot * a.scale : -INFINITY;
@@ -195,20 +214,18 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
         alpha_s[qi] = alpha;
       }
     }
-    // V replaces K in the tile (every score is read).
-    decode_page<F>(c, false, kvh, raw_v, c.v_bytes, valid, tile, L.ld);
     __syncthreads();
 #pragma unroll
     for (int jj = 0; jj < 2; ++jj) {
       const int j = threadIdx.x + jj * kThreads;
       if (j < d) {
 #pragma unroll
-        for (int qi = 0; qi < kMaxTileQ; ++qi)
+        for (int qi = 0; qi < NQ; ++qi)
           if (qi < nq) acc[jj][qi] *= alpha_s[qi];
         for (int tt = 0; tt < kTile; ++tt) {
-          const float v = tile[tt * L.ld + j];
+          const float v = v_tile[tt * L.ld + j];
 #pragma unroll
-          for (int qi = 0; qi < kMaxTileQ; ++qi)
+          for (int qi = 0; qi < NQ; ++qi)
             if (qi < nq) acc[jj][qi] += S[qi * kTile + tt] * v;
         }
       }
@@ -228,7 +245,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     const int j = threadIdx.x + jj * kThreads;
     if (j < d) {
 #pragma unroll
-      for (int qi = 0; qi < kMaxTileQ; ++qi)
+      for (int qi = 0; qi < NQ; ++qi)
         if (qi < nq) wacc[(base + qi) * d + j] = acc[jj][qi];
     }
   }
@@ -262,18 +279,25 @@ __global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
   }
 }
 
-template <KvFamily F>
-void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  const SmemLayout L(c.head_dim, c.k_bytes, c.v_bytes);
-  const int smem = ((L.float_count() + 3) / 4) * 16 + L.raw_k + L.raw_v;
+template <KvFamily F, int NQ>
+void launch_nq(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  const SmemLayout L(c.head_dim, NQ, c.k_bytes, c.v_bytes, !elementwise_family<F>());
+  const int smem = L.bytes();
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
-    KV_CUDA_CHECK(cudaFuncSetAttribute(paged_attention_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(paged_attention_kernel<F, NQ>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     configured = smem;
   }
   const dim3 grid(splits, a.kv_heads, a.num_tiles);
-  paged_attention_kernel<F><<<grid, kThreads, smem, s>>>(c, a);
+  paged_attention_kernel<F, NQ><<<grid, kThreads, smem, s>>>(c, a);
   KV_CUDA_CHECK_LAUNCH();
+}
+
+// Tiles of at most 4 query vectors (decode with GQA <= 4) take the small instantiation.
+template <KvFamily F>
+void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int max_tile_q, int splits, cudaStream_t s) {
+  if (max_tile_q <= 4) launch_nq<F, 4>(c, a, splits, s);
+  else launch_nq<F, kMaxTileQ>(c, a, splits, s);
 }
 
 }  // namespace
@@ -297,20 +321,23 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
     throw Error("paged_attention: GQA group " + std::to_string(a0.heads / a0.kv_heads) + " above " +
                 std::to_string(kMaxTileQ) + " is not supported");
   PagedAttentionArgs a = a0;
+  const int max_tile_q = a.max_tile_rows * (a.heads / a.kv_heads);
+  if (a.max_tile_rows <= 0 || max_tile_q > kMaxTileQ)
+    throw Error("paged_attention: max_tile_rows must be 1.." + std::to_string(kMaxTileQ / (a.heads / a.kv_heads)), kExitInternal);
   const int splits = a.splits > 0 ? a.splits : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
   switch (c.family) {
-    case KvFamily::kF32: launch<KvFamily::kF32>(c, a, splits, s); break;
-    case KvFamily::kBf16: launch<KvFamily::kBf16>(c, a, splits, s); break;
-    case KvFamily::kF16: launch<KvFamily::kF16>(c, a, splits, s); break;
-    case KvFamily::kFp8Tensor: launch<KvFamily::kFp8Tensor>(c, a, splits, s); break;
-    case KvFamily::kFp8Pth: launch<KvFamily::kFp8Pth>(c, a, splits, s); break;
-    case KvFamily::kInt8Pth: launch<KvFamily::kInt8Pth>(c, a, splits, s); break;
-    case KvFamily::kInt4Pth: launch<KvFamily::kInt4Pth>(c, a, splits, s); break;
-    case KvFamily::kNvfp4: launch<KvFamily::kNvfp4>(c, a, splits, s); break;
-    case KvFamily::kQ8_0: launch<KvFamily::kQ8_0>(c, a, splits, s); break;
-    case KvFamily::kQ4_0: launch<KvFamily::kQ4_0>(c, a, splits, s); break;
-    case KvFamily::kTqFp8Key: launch<KvFamily::kTqFp8Key>(c, a, splits, s); break;
-    case KvFamily::kTqMse: launch<KvFamily::kTqMse>(c, a, splits, s); break;
+    case KvFamily::kF32: launch<KvFamily::kF32>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kBf16: launch<KvFamily::kBf16>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kF16: launch<KvFamily::kF16>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kFp8Tensor: launch<KvFamily::kFp8Tensor>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kFp8Pth: launch<KvFamily::kFp8Pth>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kInt8Pth: launch<KvFamily::kInt8Pth>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kInt4Pth: launch<KvFamily::kInt4Pth>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kNvfp4: launch<KvFamily::kNvfp4>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kQ8_0: launch<KvFamily::kQ8_0>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kQ4_0: launch<KvFamily::kQ4_0>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kTqFp8Key: launch<KvFamily::kTqFp8Key>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kTqMse: launch<KvFamily::kTqMse>(c, a, max_tile_q, splits, s); break;
     default: throw Error("paged_attention: unknown KV family", kExitInternal);
   }
   combine_kernel<<<dim3(a.num_tiles, a.kv_heads), 128, 0, s>>>(a, c.head_dim, splits);

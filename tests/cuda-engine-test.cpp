@@ -97,7 +97,9 @@ TEST_CASE("CUDA engine: greedy tokens and logits match the CPU path", "[cuda]") 
         const Compared c = compare(model, *engine, {}, random_prompt(n, vocab, 7 + n), 20);
         INFO(arch << " gemm=" << gemm << " prompt=" << n << " worst logit error " << c.worst_logit_error);
         CHECK(c.same_tokens);
-        CHECK(c.worst_logit_error <= (gemm == "fp32" ? 1e-4 : 1e-2));
+        // fp32 GEMMs: K/V differ from the CPU's by rounding, which flips the odd bf16 rounding in
+        // the (default bf16) cache: about 1e-4 measured on an H200.
+        CHECK(c.worst_logit_error <= (gemm == "fp32" ? 1e-3 : 1e-2));
       }
     }
   }

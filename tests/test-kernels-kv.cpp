@@ -62,7 +62,11 @@ struct KvWriteCase final : KernelCase {
     fill_normal(rng, v, 0.7, 0.2);
     for (std::size_t i = 0; i < k.size(); i += 97) k[i] *= 8;  // outliers, as real keys have
   }
-  float input(const kk::KvFormatSpec& s, float x) const { return s.round_input_bf16 ? kk::bf16_to_f32(kk::f32_to_bf16(x)) : x; }
+  // What the store encodes: inputs rounded to bf16 unless input_dtype is fp32 (the bf16 format
+  // rounds in its codec, which the absmax sees too).
+  float input(const kk::KvFormatSpec& s, float x) const {
+    return s.round_input_bf16 || s.format == "bf16" ? kk::bf16_to_f32(kk::f32_to_bf16(x)) : x;
+  }
   // Output: decoded K then V of every (token, head), then absmax of K and V per head.
   std::vector<double> reference() override {
     const kk::KvFormatSpec s = spec_for(kv, kv_heads, d);
@@ -309,7 +313,8 @@ struct PagedAttentionCase final : KernelCase {
     auto dt = to_device(tiles);
     auto o = poisoned_device<float>(qall.size());
     kc::paged_attention(lc, {.q = dq->get(), .out = o->get(), .row_pos = dqp->get(), .tiles = dt->get(), .num_tiles = ntiles,
-                             .heads = heads, .kv_heads = kv_heads, .window = window, .max_ctx = max_len,
+                             .heads = heads, .kv_heads = kv_heads, .window = window,
+                             .max_tile_rows = std::min(rows, per_tile), .max_ctx = max_len,
                              .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
                              .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
                              .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get()},

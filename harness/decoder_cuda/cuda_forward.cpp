@@ -216,6 +216,8 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
     ++host_tiles_.back().rows;
   }
   num_tiles_ = static_cast<int>(host_tiles_.size());
+  max_tile_rows_ = 0;
+  for (const auto& t : host_tiles_) max_tile_rows_ = std::max(max_tile_rows_, t.rows);
   splits_ = o_.splits > 0 ? o_.splits : kc::attention_splits(num_tiles_, c.num_kv_heads, max_ctx_, 64);
   cache_->sync_block_table(stream_);
   KV_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream_));
@@ -263,7 +265,7 @@ void CudaForward::layer(int l, int n) {
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   kc::paged_attention(cache.codec(l),
                       {.q = q_, .out = attn_, .row_pos = pos_, .tiles = tiles_, .num_tiles = num_tiles_, .heads = c.num_heads,
-                       .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_ctx = max_ctx_, .scale = scale,
+                       .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_, .scale = scale,
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_},
                       stream_);

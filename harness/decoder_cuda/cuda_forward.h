@@ -93,7 +93,7 @@ class CudaForward {
   kernels::cuda::bf16_t* xb_;
   int *tokens_, *seqs_, *pos_, *ids_;
   kernels::cuda::AttentionTile* tiles_;
-  int num_tiles_ = 0, max_ctx_ = 0, splits_ = 1;
+  int num_tiles_ = 0, max_tile_rows_ = 0, max_ctx_ = 0, splits_ = 1;
   std::vector<kernels::cuda::AttentionTile> host_tiles_;
 };
 

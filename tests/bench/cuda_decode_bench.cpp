@@ -138,7 +138,7 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
   const int splits = kc::attention_splits(batch, kv_heads, ctx, 64);
   kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(batch, kv_heads, splits, d));
   const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = batch,
-                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_ctx = ctx,
+                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = ctx,
                                  .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
                                  .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
                                  .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get()};
