@@ -123,7 +123,9 @@ void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
 // kMaxTileQ / group rows). Query row r at position row_pos[r] attends to tokens
 // max(0, pos - window + 1) .. pos of its sequence (window 0: all). Scores = fp32 dot * scale, online
 // softmax in fp32, P.V accumulated in fp32; `splits` blocks share each tile's pages and a second
-// kernel merges them (flash-decoding).
+// kernel merges them (flash-decoding). bf16/fp16 caches with head_dim 128 and at most 4 query
+// vectors a tile (decode, GQA <= 4) take a register-only fast path; the rest a shared-memory
+// kernel that decodes each page through the codec.
 struct AttentionTile {
   int seq, row0, rows;
 };

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <string>
 
+#include <cuda_fp16.h>
+
 #include "cuda_check.cuh"
 #include "kv_codecs.h"
 #include "kv_paged_cuda.h"
@@ -251,6 +253,148 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   }
 }
 
+// Fast path for bf16/fp16 caches with head_dim 128 and at most 4 query vectors per tile (decode
+// with GQA <= 4): no shared-memory tiles. Each warp takes whole pages; per 32 tokens, lane t
+// reads token t's K row (16-byte loads) and computes its scores for every query vector (Q from
+// shared memory, broadcast), the warp updates its online softmax, then for each token the warp
+// reads the V row coalesced (lane = 4 dimensions) and accumulates P.V. Warps merge through shared
+// memory at the end and write the split's partial result like the generic kernel.
+constexpr int kFastD = 128, kFastQ = 4;
+
+template <bool kBf16>
+__device__ __forceinline__ float half_bits_to_f32(std::uint16_t h) {
+  if constexpr (kBf16) return __uint_as_float(static_cast<std::uint32_t>(h) << 16);
+  else return __half2float(__ushort_as_half(h));
+}
+
+template <bool kBf16>
+__global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(PagedAttentionArgs a) {
+  constexpr int d = kFastD, warps = kThreads / 32;
+  __shared__ float Qs[kFastQ][d];
+  __shared__ float wm[warps][kFastQ], wl[warps][kFastQ];
+  __shared__ float wacc[warps][kFastQ][d];
+  __shared__ int qpos[kFastQ], qfirst[kFastQ];
+  const AttentionTile tl = a.tiles[blockIdx.z];
+  const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
+  const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+  for (int i = threadIdx.x; i < kFastQ * d; i += kThreads) {
+    const int qi = i / d, j = i % d;
+    Qs[qi][j] = qi < nq ? a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j] : 0.0f;
+  }
+  if (threadIdx.x < kFastQ) {
+    const int pos = threadIdx.x < nq ? a.row_pos[tl.row0 + threadIdx.x / group] : -1;
+    qpos[threadIdx.x] = pos;
+    qfirst[threadIdx.x] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  }
+  __syncthreads();
+  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
+  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
+  const int page0 = lo / kTile, npages = (hi - 1) / kTile - page0 + 1;
+  const int per = (npages + splits - 1) / splits;
+  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  constexpr int row_bytes = d * 2;
+  float m[kFastQ], l[kFastQ], acc[kFastQ][4];
+#pragma unroll
+  for (int qi = 0; qi < kFastQ; ++qi) {
+    m[qi] = -INFINITY;
+    l[qi] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[qi][e] = 0.0f;
+  }
+  for (int p = pb + warp; p < pe; p += warps) {
+    const std::int64_t region = (static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh) * kTile * row_bytes;
+    const std::uint8_t* kp = a.k_pool + region;
+    const std::uint8_t* vp = a.v_pool + region;
+    for (int t0 = 0; t0 < kTile; t0 += 32) {
+      const int tok = p * kTile + t0 + lane;
+      // Scores of token `tok` (lane) for every query vector.
+      float s[kFastQ];
+#pragma unroll
+      for (int qi = 0; qi < kFastQ; ++qi) s[qi] = 0.0f;
+      const bool in_range = tok < hi;
+      if (in_range) {
+        const uint4* krow = reinterpret_cast<const uint4*>(kp + (t0 + lane) * row_bytes);
+#pragma unroll 4
+        for (int c = 0; c < d / 8; ++c) {
+          const uint4 w = __ldg(krow + c);
+          const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float k0 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(u[e] & 0xffffu));
+            const float k1 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(u[e] >> 16));
+#pragma unroll
+            for (int qi = 0; qi < kFastQ; ++qi) s[qi] += Qs[qi][c * 8 + 2 * e] * k0 + Qs[qi][c * 8 + 2 * e + 1] * k1;
+          }
+        }
+      }
+      float pr[kFastQ], alpha[kFastQ];
+#pragma unroll
+      for (int qi = 0; qi < kFastQ; ++qi) {
+        const bool ok = in_range && qi < nq && tok >= qfirst[qi] && tok <= qpos[qi];
+        const float sc = ok ? s[qi] * a.scale : -INFINITY;
+        const float m_new = fmaxf(m[qi], warp_max(sc));
+        pr[qi] = m_new == -INFINITY ? 0.0f : expf(sc - m_new);
+        alpha[qi] = m_new == -INFINITY ? 1.0f : expf(m[qi] - m_new);
+        l[qi] = l[qi] * alpha[qi] + warp_sum(pr[qi]);
+        m[qi] = m_new;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[qi][e] *= alpha[qi];
+      }
+      // P.V: lane owns dimensions 4*lane .. 4*lane+3.
+      const int tmax = min(32, hi - (p * kTile + t0));
+      for (int tt = 0; tt < tmax; ++tt) {
+        const uint2 w = __ldg(reinterpret_cast<const uint2*>(vp + (t0 + tt) * row_bytes) + lane);
+        const float v0 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.x & 0xffffu));
+        const float v1 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.x >> 16));
+        const float v2 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.y & 0xffffu));
+        const float v3 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.y >> 16));
+#pragma unroll
+        for (int qi = 0; qi < kFastQ; ++qi) {
+          const float pt = __shfl_sync(0xffffffffu, pr[qi], tt);
+          acc[qi][0] += pt * v0;
+          acc[qi][1] += pt * v1;
+          acc[qi][2] += pt * v2;
+          acc[qi][3] += pt * v3;
+        }
+      }
+    }
+  }
+  // Merge the warps.
+#pragma unroll
+  for (int qi = 0; qi < kFastQ; ++qi) {
+    if (lane == 0) {
+      wm[warp][qi] = m[qi];
+      wl[warp][qi] = l[qi];
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) wacc[warp][qi][4 * lane + e] = acc[qi][e];
+  }
+  __syncthreads();
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
+  float* out_acc = a.workspace + 2 * entries;
+  for (int i = threadIdx.x; i < nq * d; i += kThreads) {
+    const int qi = i / d, j = i % d;
+    float mm = -INFINITY;
+    for (int w = 0; w < warps; ++w) mm = fmaxf(mm, wm[w][qi]);
+    float ll = 0.0f, aa = 0.0f;
+    if (mm != -INFINITY)
+      for (int w = 0; w < warps; ++w) {
+        if (wm[w][qi] == -INFINITY) continue;
+        const float f = expf(wm[w][qi] - mm);
+        ll += wl[w][qi] * f;
+        aa += wacc[w][qi][j] * f;
+      }
+    out_acc[(base + qi) * d + j] = aa;
+    if (j == 0) {
+      a.workspace[2 * (base + qi)] = mm;
+      a.workspace[2 * (base + qi) + 1] = ll;
+    }
+  }
+}
+
 // One block per (tile, KV head): merges the splits of every query vector of the tile.
 __global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
   const AttentionTile tl = a.tiles[blockIdx.x];
@@ -293,9 +437,17 @@ void launch_nq(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, c
   KV_CUDA_CHECK_LAUNCH();
 }
 
-// Tiles of at most 4 query vectors (decode with GQA <= 4) take the small instantiation.
+// Tiles of at most 4 query vectors (decode with GQA <= 4) take the small instantiation; bf16/fp16
+// with head_dim 128 the register fast path.
 template <KvFamily F>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int max_tile_q, int splits, cudaStream_t s) {
+  if constexpr (F == KvFamily::kBf16 || F == KvFamily::kF16) {
+    if (max_tile_q <= kFastQ && c.head_dim == kFastD) {
+      paged_attention_fast_kernel<F == KvFamily::kBf16><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, 0, s>>>(a);
+      KV_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
   if (max_tile_q <= 4) launch_nq<F, 4>(c, a, splits, s);
   else launch_nq<F, kMaxTileQ>(c, a, splits, s);
 }

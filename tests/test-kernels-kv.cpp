@@ -357,6 +357,10 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::make_unique<PagedAttentionCase>(f, json::object(), 2, 130, 1, 4, 1, 256, 0, 1));
   }
   cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 1, 1, 1, 2, 2, 16));  // one token
+  // The bf16/fp16 fast path (head_dim 128, <= 4 query vectors a tile): windows, splits, two-row tiles.
+  cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 2, 700, 1, 8, 2, 128, 100, 5));
+  cases.push_back(std::make_unique<PagedAttentionCase>("fp16", json::object(), 2, 500, 2, 4, 2, 128));
+  cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 3, 90, 1, 4, 4, 128, 0, 2));
   cases.push_back(std::make_unique<PagedAttentionCase>("fp32", json::object(), 4, 2100, 1, 32, 8, 128));
 }
 
