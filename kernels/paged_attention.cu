@@ -11,6 +11,7 @@
 #include <string>
 
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "cuda_check.cuh"
 #include "kv_codecs.h"
@@ -253,22 +254,93 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   }
 }
 
-// Fast path for bf16/fp16 caches with head_dim 128 and at most 4 query vectors per tile (decode
-// with GQA <= 4): no shared-memory tiles. Each warp takes whole pages; per 32 tokens, lane t
-// reads token t's K row (16-byte loads) and computes its scores for every query vector (Q from
-// shared memory, broadcast), the warp updates its online softmax, then for each token the warp
-// reads the V row coalesced (lane = 4 dimensions) and accumulates P.V. Warps merge through shared
-// memory at the end and write the split's partial result like the generic kernel.
+// Fast path for the element-wise formats (bf16, fp16, fp32, fp8 per tensor, fp8/int8 per token-head)
+// with head_dim 128 and at most 4 query vectors per tile (decode with GQA <= 4): no shared-memory
+// tiles. Each warp takes whole pages; per 32 tokens, lane t reads token t's K row (vector loads)
+// and computes its scores for every query vector (Q from shared memory, broadcast), the warp
+// updates its online softmax, then for each token the warp reads the V row coalesced (lane = 4
+// dimensions) and accumulates P.V. Warps merge through shared memory at the end and write the
+// split's partial result like the generic kernel. Element decodes equal the codec's exactly
+// (hardware fp8/fp16 widening is exact).
 constexpr int kFastD = 128, kFastQ = 4;
 
-template <bool kBf16>
-__device__ __forceinline__ float half_bits_to_f32(std::uint16_t h) {
-  if constexpr (kBf16) return __uint_as_float(static_cast<std::uint32_t>(h) << 16);
-  else return __half2float(__ushort_as_half(h));
+template <KvFamily F>
+constexpr bool fast_family() {
+  return F == KvFamily::kBf16 || F == KvFamily::kF16 || F == KvFamily::kF32 || F == KvFamily::kFp8Tensor ||
+         F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth;
 }
 
-template <bool kBf16>
-__global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(PagedAttentionArgs a) {
+__device__ __forceinline__ float fp8_hw(std::uint32_t byte, Fp8Kind kind) {
+  const __half_raw h = __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(byte & 0xffu),
+                                               kind == Fp8Kind::kE4M3 ? __NV_E4M3 : __NV_E5M2);
+  return __half2float(__half(h));
+}
+
+// Element i (0..3) of a 32-bit word holding 2-byte or 1-byte elements.
+template <KvFamily F>
+__device__ __forceinline__ float word_element(std::uint32_t w, int i, Fp8Kind kind) {
+  if constexpr (F == KvFamily::kBf16) return __uint_as_float((i ? w >> 16 : w & 0xffffu) << 16);
+  else if constexpr (F == KvFamily::kF16) return __half2float(__ushort_as_half(static_cast<unsigned short>(i ? w >> 16 : w & 0xffffu)));
+  else if constexpr (F == KvFamily::kInt8Pth) return static_cast<float>(static_cast<std::int8_t>((w >> (8 * i)) & 0xffu));
+  else return fp8_hw(w >> (8 * i), F == KvFamily::kFp8Pth ? Fp8Kind::kE4M3 : kind);
+}
+
+// The multiplier of a slot's elements: per head (fp8 per tensor), per slot (per token-head), or 1.
+template <KvFamily F>
+__device__ __forceinline__ float fast_scale(const KvLayerCodec& c, const std::uint8_t* slot, int head, bool is_k) {
+  if constexpr (F == KvFamily::kFp8Tensor) return (is_k ? c.k_scales : c.v_scales)[head];
+  else if constexpr (F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth) return *reinterpret_cast<const float*>(slot + kFastD);
+  else return 1.0f;
+}
+template <KvFamily F>
+__device__ __forceinline__ float scaled(float x, float scale) {
+  if constexpr (F == KvFamily::kFp8Tensor || F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth) return x * scale;
+  else return x;
+}
+
+// Elements 8ch .. 8ch+7 of a slot.
+template <KvFamily F>
+__device__ __forceinline__ void fast_chunk8(const std::uint8_t* slot, int ch, Fp8Kind kind, float scale, float out[8]) {
+  if constexpr (F == KvFamily::kF32) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(slot) + 2 * ch), b = __ldg(reinterpret_cast<const float4*>(slot) + 2 * ch + 1);
+    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w, out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
+  } else if constexpr (F == KvFamily::kBf16 || F == KvFamily::kF16) {
+    const uint4 w = __ldg(reinterpret_cast<const uint4*>(slot) + ch);
+    const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      out[2 * e] = word_element<F>(u[e], 0, kind);
+      out[2 * e + 1] = word_element<F>(u[e], 1, kind);
+    }
+  } else {  // one-byte elements; per token-head slots are only 4-byte aligned
+    const std::uint32_t* p = reinterpret_cast<const std::uint32_t*>(slot) + 2 * ch;
+    const std::uint32_t u[2] = {__ldg(p), __ldg(p + 1)};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) out[e] = scaled<F>(word_element<F>(u[e / 4], e % 4, kind), scale);
+  }
+}
+
+// Elements 4*lane .. 4*lane+3 of a slot.
+template <KvFamily F>
+__device__ __forceinline__ void fast_lane4(const std::uint8_t* slot, int lane, Fp8Kind kind, float scale, float out[4]) {
+  if constexpr (F == KvFamily::kF32) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(slot) + lane);
+    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w;
+  } else if constexpr (F == KvFamily::kBf16 || F == KvFamily::kF16) {
+    const uint2 w = __ldg(reinterpret_cast<const uint2*>(slot) + lane);
+    out[0] = word_element<F>(w.x, 0, kind);
+    out[1] = word_element<F>(w.x, 1, kind);
+    out[2] = word_element<F>(w.y, 0, kind);
+    out[3] = word_element<F>(w.y, 1, kind);
+  } else {
+    const std::uint32_t w = __ldg(reinterpret_cast<const std::uint32_t*>(slot) + lane);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) out[e] = scaled<F>(word_element<F>(w, e, kind), scale);
+  }
+}
+
+template <KvFamily F>
+__global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   constexpr int d = kFastD, warps = kThreads / 32;
   __shared__ float Qs[kFastQ][d];
   __shared__ float wm[warps][kFastQ], wl[warps][kFastQ];
@@ -294,7 +366,8 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(PagedAtt
   const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  constexpr int row_bytes = d * 2;
+  const int k_bytes = c.k_bytes, v_bytes = c.v_bytes;
+  const Fp8Kind kind = c.fp8_kind;
   float m[kFastQ], l[kFastQ], acc[kFastQ][4];
 #pragma unroll
   for (int qi = 0; qi < kFastQ; ++qi) {
@@ -304,9 +377,9 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(PagedAtt
     for (int e = 0; e < 4; ++e) acc[qi][e] = 0.0f;
   }
   for (int p = pb + warp; p < pe; p += warps) {
-    const std::int64_t region = (static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh) * kTile * row_bytes;
-    const std::uint8_t* kp = a.k_pool + region;
-    const std::uint8_t* vp = a.v_pool + region;
+    const std::int64_t region = (static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh) * kTile;
+    const std::uint8_t* kp = a.k_pool + region * k_bytes;
+    const std::uint8_t* vp = a.v_pool + region * v_bytes;
     for (int t0 = 0; t0 < kTile; t0 += 32) {
       const int tok = p * kTile + t0 + lane;
       // Scores of token `tok` (lane) for every query vector.
@@ -315,18 +388,16 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(PagedAtt
       for (int qi = 0; qi < kFastQ; ++qi) s[qi] = 0.0f;
       const bool in_range = tok < hi;
       if (in_range) {
-        const uint4* krow = reinterpret_cast<const uint4*>(kp + (t0 + lane) * row_bytes);
+        const std::uint8_t* krow = kp + (t0 + lane) * k_bytes;
+        const float ks = fast_scale<F>(c, krow, kvh, true);
 #pragma unroll 4
-        for (int c = 0; c < d / 8; ++c) {
-          const uint4 w = __ldg(krow + c);
-          const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+        for (int ch = 0; ch < d / 8; ++ch) {
+          float kv8[8];
+          fast_chunk8<F>(krow, ch, kind, ks, kv8);
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float k0 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(u[e] & 0xffffu));
-            const float k1 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(u[e] >> 16));
+          for (int e = 0; e < 8; ++e)
 #pragma unroll
-            for (int qi = 0; qi < kFastQ; ++qi) s[qi] += Qs[qi][c * 8 + 2 * e] * k0 + Qs[qi][c * 8 + 2 * e + 1] * k1;
-          }
+            for (int qi = 0; qi < kFastQ; ++qi) s[qi] += Qs[qi][ch * 8 + e] * kv8[e];
         }
       }
       float pr[kFastQ], alpha[kFastQ];
@@ -345,11 +416,10 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(PagedAtt
       // P.V: lane owns dimensions 4*lane .. 4*lane+3.
       const int tmax = min(32, hi - (p * kTile + t0));
       for (int tt = 0; tt < tmax; ++tt) {
-        const uint2 w = __ldg(reinterpret_cast<const uint2*>(vp + (t0 + tt) * row_bytes) + lane);
-        const float v0 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.x & 0xffffu));
-        const float v1 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.x >> 16));
-        const float v2 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.y & 0xffffu));
-        const float v3 = half_bits_to_f32<kBf16>(static_cast<std::uint16_t>(w.y >> 16));
+        const std::uint8_t* vrow = vp + (t0 + tt) * v_bytes;
+        float vv[4];
+        fast_lane4<F>(vrow, lane, kind, fast_scale<F>(c, vrow, kvh, false), vv);
+        const float v0 = vv[0], v1 = vv[1], v2 = vv[2], v3 = vv[3];
 #pragma unroll
         for (int qi = 0; qi < kFastQ; ++qi) {
           const float pt = __shfl_sync(0xffffffffu, pr[qi], tt);
@@ -437,13 +507,13 @@ void launch_nq(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, c
   KV_CUDA_CHECK_LAUNCH();
 }
 
-// Tiles of at most 4 query vectors (decode with GQA <= 4) take the small instantiation; bf16/fp16
-// with head_dim 128 the register fast path.
+// Tiles of at most 4 query vectors (decode with GQA <= 4) take the small instantiation; the
+// element-wise formats with head_dim 128 the register fast path.
 template <KvFamily F>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int max_tile_q, int splits, cudaStream_t s) {
-  if constexpr (F == KvFamily::kBf16 || F == KvFamily::kF16) {
+  if constexpr (fast_family<F>()) {
     if (max_tile_q <= kFastQ && c.head_dim == kFastD) {
-      paged_attention_fast_kernel<F == KvFamily::kBf16><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, 0, s>>>(a);
+      paged_attention_fast_kernel<F><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, 0, s>>>(c, a);
       KV_CUDA_CHECK_LAUNCH();
       return;
     }
