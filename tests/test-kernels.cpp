@@ -105,11 +105,13 @@ bool gpu_floats(std::size_t n, std::vector<double>& out, Launch launch) {
 #endif
 }
 
+#if defined(KVGATE_HAVE_CUDA)
 std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
   std::vector<std::uint16_t> b(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) b[i] = kk::f32_to_bf16(v[i]);
   return b;
 }
+#endif
 void round_bf16(std::vector<float>& v) {
   for (auto& x : v) x = kk::bf16_to_f32(kk::f32_to_bf16(x));
 }
