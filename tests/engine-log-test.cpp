@@ -150,3 +150,10 @@ TEST_CASE("docs/engine-log.md names every field and every pattern of the table")
     CHECK(has(doc, "`" + f + "`"));
   }
 }
+
+TEST_CASE("Cut-off bytes in a log become U+FFFD: every writer can dump the result") {
+  const json log = provenance::parse_engine_log_text("vLLM API server version 0.19\xff\xfe\n", "bytes.log");
+  REQUIRE(log["facts"].contains("version"));
+  CHECK_NOTHROW(log.dump());  // the strict default handler would throw on invalid UTF-8
+  CHECK(has(log["facts"]["version"].get<std::string>(), "\xEF\xBF\xBD"));
+}

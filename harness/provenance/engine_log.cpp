@@ -87,6 +87,11 @@ std::string_view strip_ansi(std::string_view line, std::string& buffer) {
 }
 
 // A captured text as the field's type; nullopt when it does not parse (the line is then ignored).
+// Valid UTF-8 (a log may hold cut-off characters): invalid bytes become U+FFFD, so every writer can dump it.
+std::string valid_utf8(const std::string& s) {
+  return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+}
+
 std::optional<json> convert(std::string raw, const Capture& c, const Table& t) {
   if (c.type == "integer" || c.type == "number") {
     raw.erase(std::remove(raw.begin(), raw.end(), ','), raw.end());
@@ -132,7 +137,7 @@ class Collector {
       ++matches_[p.engine][p.id];
       if (p.value) offer(p.value_field, *p.value, "", p, number);
       for (const Capture& c : p.captures) {
-        const std::string& raw = m.groups[static_cast<std::size_t>(c.group - 1)];
+        const std::string raw = valid_utf8(m.groups[static_cast<std::size_t>(c.group - 1)]);
         if (raw.empty()) continue;  // an optional group that did not take part
         if (std::optional<json> v = convert(raw, c, t_)) offer(c.field, *v, raw, p, number);
       }
@@ -159,7 +164,7 @@ class Collector {
     for (const auto& [field, k] : kept_) {
       if (k.engine != "any" && k.engine != engine) continue;
       out["facts"][field] = k.value;
-      json ev = {{"line", k.line}, {"pattern", k.pattern}};
+      json ev = {{"line", k.line}, {"pattern", k.pattern}};  // raw is valid UTF-8 (line())
       if (!k.raw.empty() && json(k.raw) != k.value) ev["raw"] = k.raw;
       out["evidence"][field] = ev;
     }
