@@ -189,8 +189,8 @@ TEST_CASE("gains: per-run percentiles and paired ratios with known values; capac
   const std::string text = format_text(c);
   CHECK(has(text, "what you gain (fp8 / bf16)"));
   CHECK(has(text, "KV capacity x2.00: 1,519,744 vs 759,872 tokens (engine logs)"));
-  CHECK(has(text, "ITL x0.75 [0.75, 0.75] (25% faster"));
-  CHECK(has(text, "TTFT x0.49 [0.42, 0.57] (51% faster"));
+  CHECK(has(text, "ITL x0.75 [0.75, 0.75] (25% less time"));
+  CHECK(has(text, "TTFT x0.49 [0.42, 0.57] (51% less time"));
   CHECK(has(text, "accuracy custom x0.90"));
   CHECK(gain_summary(c.pairs[0]) == "capacity x2.00, ITL x0.75, TTFT x0.49, E2E latency x0.59, output tokens/s x1.70");
 

@@ -25,7 +25,7 @@ std::string meaning(const PairedRatio& r) {
   if (std::fabs(change) < 0.005) return "no change";
   const std::string pct = fixed(std::fabs(change) * 100.0, 0) + "%";
   if (r.metric == "output_tokens_per_s") return pct + (change > 0 ? " more" : " fewer") + " tokens/s per request";
-  return pct + (change < 0 ? " faster" : " slower");
+  return pct + (change < 0 ? " less time" : " more time");
 }
 
 }  // namespace
