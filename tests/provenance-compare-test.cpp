@@ -194,6 +194,18 @@ TEST_CASE("gains: per-run percentiles and paired ratios with known values; capac
   CHECK(has(text, "accuracy custom x0.90"));
   CHECK(gain_summary(c.pairs[0]) == "capacity x2.00, ITL x0.75, TTFT x0.49, E2E latency x0.59, output tokens/s x1.70");
 
+  const std::vector<GainRow> rows = gain_rows(c, c.pairs[0]);
+  REQUIRE(rows.size() == 6);  // capacity, ITL, TTFT, E2E, tokens/s, then the accuracy loss
+  CHECK(rows[0].what == "KV capacity");
+  CHECK(rows[0].basis == "1,519,744 vs 759,872 tokens, from the engine logs");
+  CHECK(rows[1].what == "ITL");
+  CHECK(rows[2].interval == "[0.42, 0.57]");
+  CHECK(rows[2].good);
+  CHECK_FALSE(rows[5].gain);
+  CHECK(rows[5].what == "accuracy custom");
+  CHECK(rows[5].interval == ">= 0.652");
+  CHECK_FALSE(rows[5].good);
+
   const json j = to_json(c);
   const json& gj = j["pairs"][0]["gains"];
   CHECK(gj["method"] == "geometric_mean_t");

@@ -81,6 +81,35 @@ std::vector<std::string> gain_lines(const Comparison& c, const PairComparison& p
   return out;
 }
 
+std::vector<GainRow> gain_rows(const Comparison& c, const PairComparison& p) {
+  std::vector<GainRow> rows;
+  const Gains& g = p.gains;
+  const int confidence = static_cast<int>(std::lround(100 * (1 - c.options.alpha)));
+  if (g.capacity)
+    rows.push_back({.gain = true, .what = "KV capacity", .ratio = x(g.capacity->ratio), .interval = "",
+                    .basis = thousands(g.capacity->candidate_tokens) + " vs " + thousands(g.capacity->reference_tokens) + " tokens, " +
+                             (g.capacity->estimate ? "estimated by kvgate capacity" : "from the engine logs"),
+                    .good = g.capacity->ratio >= 1.0});
+  for (const char* metric : {"itl_ms", "ttft_ms", "e2e_ms", "output_tokens_per_s"})
+    for (const PairedRatio& r : g.ratios) {
+      if (r.metric != metric) continue;
+      std::string basis = meaning(r) + "; geometric mean of " + std::to_string(r.trials) + " paired trials";
+      if (r.p99_ratio) basis += "; p99 " + x(*r.p99_ratio);
+      rows.push_back({.gain = true, .what = metric_label(r.metric), .ratio = x(r.ratio),
+                      .interval = std::isfinite(r.interval.hi) ? "[" + fixed(r.interval.lo, 2) + ", " + fixed(r.interval.hi, 2) + "]" : "",
+                      .basis = basis, .good = r.lower_is_better ? r.ratio <= 1.0 : r.ratio >= 1.0});
+    }
+  for (const TaskComparison& t : p.tasks) {
+    if (t.reference_metric <= 0) continue;
+    rows.push_back({.gain = false, .what = "accuracy " + t.task, .ratio = x(t.ratio_estimate),
+                    .interval = ">= " + fixed(t.ratio.lcb, 3),
+                    .basis = std::string(to_string(t.verdict)) + "; " + t.ratio.method + " one-sided " + std::to_string(confidence) +
+                             "% lower bound, margin " + fixed(c.options.margin, 2),
+                    .good = t.verdict == Verdict::pass});
+  }
+  return rows;
+}
+
 std::string gain_summary(const PairComparison& p) {
   std::string s;
   const auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };

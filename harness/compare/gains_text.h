@@ -19,6 +19,17 @@ std::vector<std::string> pinning_lines(const Comparison& c, const PairComparison
 // its one-sided lower bound per task ("what you lose"), then notes on what is missing.
 std::vector<std::string> gain_lines(const Comparison& c, const PairComparison& p);
 
+// The same as rows of a table, gains first, then losses (accuracy per task), for Markdown and HTML.
+struct GainRow {
+  bool gain = true;          // false: "what you lose" (accuracy)
+  std::string what{};        // "KV capacity", "ITL", "TTFT", "E2E latency", "output tokens/s", "accuracy niah"
+  std::string ratio{};       // "x0.77"
+  std::string interval{};    // "[0.74, 0.80]" (two-sided) or ">= 0.962" (one-sided lower bound), "" when none
+  std::string basis{};       // how it was measured
+  bool good = true;          // the candidate is better (or not worse) on this row
+};
+std::vector<GainRow> gain_rows(const Comparison& c, const PairComparison& p);
+
 // Short form for one row of a table or a history: "capacity x1.96, ITL x0.77, TTFT x0.82".
 std::string gain_summary(const PairComparison& p);
 
