@@ -6,8 +6,6 @@
 
 namespace kvgate::compare {
 
-namespace {
-
 std::string thousands(long long v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
@@ -16,6 +14,8 @@ std::string thousands(long long v) {
   }
   return (v < 0 ? "-" : "") + out;
 }
+
+namespace {
 
 std::string x(double v) { return "x" + fixed(v, v >= 10 ? 1 : 2); }
 

@@ -8,6 +8,9 @@
 
 namespace kvgate::compare {
 
+// 950992 -> "950,992".
+std::string thousands(long long v);
+
 // "x0.77 [0.74, 0.80]" (the interval omitted when unbounded).
 std::string ratio_text(double ratio, const stats::Interval& interval);
 

@@ -73,13 +73,15 @@ bool is_hopper(const json& gpu) {
   return false;
 }
 
-std::string show(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "unset";
-  return v.dump();
-}
+std::string show(const json& v) { return value_text(v); }
 
 }  // namespace
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "unset";
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string describe(const PinnedFact& f) {
   const auto side = [](const std::optional<json>& v) { return v ? show(*v) : std::string("(not recorded)"); };

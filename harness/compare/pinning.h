@@ -34,6 +34,9 @@ struct Pinning {
 Pinning check_pinning(const RunManifest& reference, const RunManifest& candidate, const std::string& reference_label,
                       const std::string& candidate_label);
 
+// A recorded value as text: strings as is, null as "unset", others as JSON.
+std::string value_text(const nlohmann::json& v);
+
 // "engine version 0.10.2 -> 0.19.1" (values as JSON text when not strings; "(not recorded)").
 std::string describe(const PinnedFact& f);
 
