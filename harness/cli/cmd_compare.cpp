@@ -28,6 +28,8 @@ std::string command_line(const CompareCli& o, const compare::CompareOptions& opt
   s += " --margin " + compare::fixed(opt.margin, 3) + " --alpha " + compare::fixed(opt.alpha, 3) + " --auc-axis " + o.auc_axis +
        " --errors " + o.errors + " --max-error-rate " + compare::fixed(opt.max_error_rate, 3) + " --bootstrap " +
        std::to_string(opt.bootstrap_replicates) + " --seed " + std::to_string(opt.seed);
+  if (opt.strict_pinning) s += " --strict-pinning";
+  if (!opt.model_config.empty()) s += " --model-config " + opt.model_config;
   return s;
 }
 
