@@ -1,6 +1,7 @@
 // What `kvgate compare` decides with: every knob explicit and recorded in the JSON.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "stats/auc.h"
 
@@ -18,6 +19,8 @@ struct CompareOptions {
   double power = 0.8;            // for trials_needed and the MDE
   int bootstrap_replicates = 1000;  // 0: no bootstrap cross-check
   std::uint64_t seed = 0;        // bootstrap seed
+  bool strict_pinning = false;   // a difference other than the KV settings is an error (exit 2)
+  std::string model_config{};    // config.json for KV capacity estimates when a run has no engine log
 };
 
 // Throws kvgate::Error naming the option when a value is out of range.
