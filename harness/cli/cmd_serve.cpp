@@ -52,7 +52,11 @@ int serve(const ServeCli& c) {
   std::atomic<bool> done{false};
   std::thread watcher([&] {  // Ctrl-C / SIGTERM: stop accepting, finish, return
     while (!signals.flag().load() && !done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    server.stop();
+    // A signal can come before listen() has started (stop() is then a no-op): ask until it returns.
+    while (!done.load()) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   struct JoinAtExit {
     std::atomic<bool>& done;
