@@ -211,8 +211,8 @@ class Data:
 # first, where the retrieval circuit forms cheaply; 16K only in the last part, mixed with shorter
 # ones so they are not forgotten.
 CURRICULUM = [
-    (0.12, {1024: 1.0}),
-    (0.25, {1024: 0.5, 2048: 0.5}),
+    (0.12, {512: 1.0, 1024: 1.0}),  # 512: the dense start of gen_tasks.sh DENSE=1 (v1 had none)
+    (0.25, {512: 0.2, 1024: 0.4, 2048: 0.4}),
     (0.40, {1024: 0.2, 2048: 0.4, 4096: 0.4}),
     (0.60, {2048: 0.2, 4096: 0.4, 8192: 0.4}),
     (0.80, {2048: 0.1, 4096: 0.3, 8192: 0.3, 16384: 0.3}),
@@ -355,6 +355,11 @@ def main():
                     "for the final evaluation and export (the device's command limit); 0: --minutes alone")
     ap.add_argument("--save-every", type=float, default=60.0, help="seconds between exports")
     ap.add_argument("--tokens-per-step", type=int, default=131072)
+    ap.add_argument("--early-tokens-per-step", type=int, default=0,
+                    help="tokens a step before --early-until of the budget (more, smaller steps early); 0: --tokens-per-step")
+    ap.add_argument("--early-until", type=float, default=0.3)
+    ap.add_argument("--lm-weight", type=float, default=0.0,
+                    help="weight of a language-model loss on every token beside the answer loss (v1: 0)")
     ap.add_argument("--log-every", type=int, default=25, help="steps between loss records")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=float, default=0.03, help="fraction of the budget")
@@ -418,7 +423,8 @@ def main():
         if progress >= 1.0:
             break
         bucket = pick_bucket(progress, train.buckets, rng)
-        per = max(1, a.tokens_per_step // bucket)
+        step_tokens = a.early_tokens_per_step if a.early_tokens_per_step and progress < a.early_until else a.tokens_per_step
+        per = max(1, step_tokens // bucket)
         samples = rng.choice(train.by_bucket[bucket], size=per, replace=len(train.by_bucket[bucket]) < per)
         ids, mask = train.batch(samples, rng, redraw=True)
         rows, cols = np.nonzero(mask)  # on the host: no device sync for a data-dependent shape
@@ -433,6 +439,13 @@ def main():
         logits = model.logits(h[rows_t, cols_t].float())
         targets = ids_t[rows_t, cols_t + 1]
         loss = F.cross_entropy(logits, targets)
+        if a.lm_weight > 0:  # next-token loss on every real (unpadded) position
+            lens_t = to_dev(train.lengths[samples].astype(np.int64))
+            valid = torch.arange(ids.shape[1] - 1, device=device)[None, :] < (lens_t[:, None] - 1)
+            with torch.autocast(device_type=device.type, dtype=dtype, enabled=dtype != torch.float32):
+                all_logits = model.logits(h[:, :-1])
+            lm = F.cross_entropy(all_logits.float().flatten(0, 1), ids_t[:, 1:].flatten(), reduction="none")
+            loss = loss + a.lm_weight * (lm * valid.flatten()).sum() / valid.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
