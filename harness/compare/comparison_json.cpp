@@ -85,6 +85,8 @@ json bucket(const BucketComparison& b) {
 json task(const TaskComparison& t, const CompareOptions& o, const JsonOptions& jo) {
   json j = {{"task", t.task},
             {"verdict", to_string(t.verdict)},
+            {"gated", t.gated},
+            {"margin", t.margin},
             {"reasons", t.reasons},
             {"metric", t.metric},
             {"binary", t.binary},
@@ -166,6 +168,8 @@ json to_json(const Comparison& c, const JsonOptions& jo) {
                   {"power", o.power},
                   {"bootstrap_replicates", o.bootstrap_replicates},
                   {"seed", o.seed}};
+  if (!o.task_margins.empty()) j["options"]["task_margins"] = o.task_margins;
+  if (!o.informative_tasks.empty()) j["options"]["informative_tasks"] = o.informative_tasks;
   json runs = json::array();
   for (std::size_t i = 0; i < c.runs.size(); ++i) {
     const RunInfo& r = c.runs[i];

@@ -75,13 +75,18 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
     t.reasons.push_back(msg);
   }
   t.verdict = failed ? Verdict::fail : v;
+  if (!t.gated) t.reasons.insert(t.reasons.begin(), "informative (the suite's gate: false): this verdict does not decide the pair's");
 }
 
 void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
   p.reasons.clear();
   Verdict v = Verdict::pass;
-  std::size_t pass = 0, fail = 0, inconclusive = 0;
+  std::size_t pass = 0, fail = 0, inconclusive = 0, informative = 0;
   for (const TaskComparison& t : p.tasks) {
+    if (!t.gated) {
+      ++informative;
+      continue;
+    }
     v = combine(v, t.verdict);
     (t.verdict == Verdict::pass ? pass : t.verdict == Verdict::fail ? fail : inconclusive) += 1;
     if (t.verdict != Verdict::pass) p.reasons.push_back(t.task + ": " + to_string(t.verdict));
@@ -89,7 +94,8 @@ void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
   p.verdict = v;
   p.reasons.insert(p.reasons.begin(), runs[p.candidate].label + " vs " + runs[p.reference].label + ": " + std::to_string(pass) +
                                           " PASS, " + std::to_string(fail) + " FAIL, " + std::to_string(inconclusive) +
-                                          " INCONCLUSIVE of " + std::to_string(p.tasks.size()) + " tasks");
+                                          " INCONCLUSIVE of " + std::to_string(p.tasks.size() - informative) +
+                                          (informative ? " gated tasks (" + std::to_string(informative) + " informative)" : " tasks"));
 }
 
 void decide_overall(Comparison& c) {
