@@ -1,7 +1,9 @@
 // `kvgate gate` through the binary: built-in suites listed and shown, bad suites and flags refused
 // with exit 2, and a gate against local servers that prints the verdict and the report's path and
 // exits with the verdict.
+#include <chrono>
 #include <regex>
+#include <thread>
 
 #include "catch_compat.hpp"
 #include "core/jsonl.h"
@@ -28,6 +30,8 @@ struct NiahServer : kvtest::LocalServer {
       res.set_content(json{{"id", "x"}, {"object", "chat.completion"}, {"model", "m"}, {"choices", {choice}}}.dump(), "application/json");
     });
     start();
+    // Destroyed before listen() runs, httplib would miss the stop: wait until it listens.
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 };
 

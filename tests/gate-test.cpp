@@ -4,7 +4,9 @@
 // /v1/models, and configurations are checked before any work.
 #include <atomic>
 #include <filesystem>
+#include <chrono>
 #include <regex>
+#include <thread>
 
 #include "catch_compat.hpp"
 #include "core/error.h"
@@ -61,6 +63,8 @@ struct ReaderServer : kvtest::LocalServer {
                       "application/json");
     });
     start();
+    // Destroyed before listen() runs, httplib would miss the stop: wait until it listens.
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::string base() const { return url("/v1"); }
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/json_fields.h"
@@ -75,8 +76,9 @@ class Node {
 
  private:
   static std::string fmt(double x) {
-    json j = x;
-    return j.dump();
+    std::ostringstream os;
+    os << x;
+    return os.str();
   }
   const json& v_;
   std::string source_;
