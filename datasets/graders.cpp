@@ -6,6 +6,7 @@
 #include "niah/niah.h"
 #include "golden/golden_grader.h"
 #include "gsm8k/gsm8k_grader.h"
+#include "mrcr/mrcr_grader.h"
 
 namespace kvgate {
 
@@ -18,6 +19,7 @@ const std::vector<GraderInfo>& graders() {
       {"golden", grade_golden, "structural self-check: not empty, not truncated, valid JSON when requested, tool calls that parse"},
       {"gsm8k", grade_gsm8k, "lm-eval GSM8K: strict-match (default) or flexible-extract, exact_match; numeric equality in details"},
       {"json_field", grade_json_field, "the response is JSON and the named field equals the target"},
+      {"mrcr", grade_mrcr, "official MRCR: 0 unless the response starts with the prefix, else the difflib ratio"},
       {"multicode", multicode::grade_multicode, "every asked access code exact and given for its own name; fraction right in details"},
       {"niah", niah::grade_niah, "the needle's value in the answer as a whole token; RULER substring score in details"},
       {"numeric", grade_numeric, "the answer number (boxed, ####, answer is, last number) equals the target within tolerance"},

@@ -229,17 +229,18 @@ TEST_CASE("compare e2e: bad input exits 2 with a clear message and writes no JSO
   CHECK_FALSE(fs::exists(json_out));
 }
 
-TEST_CASE("compare e2e: --markdown, --html, --junit refuse up front until issue #9", "[compare][e2e]") {
+TEST_CASE("compare e2e: --markdown, --html, --junit write their files beside --json (issue #9)", "[compare][e2e]") {
   kvtest::TempDir tmp;
-  for (const char* flag : {"--markdown", "--html", "--junit"}) {
-    INFO(flag);
-    // Even with run directories that do not exist: the refusal comes before any work.
-    auto r = run_kvgate({"compare", tmp.file("a"), tmp.file("b"), flag, tmp.file("out"), "--json", tmp.file("j")});
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, contains(std::string(flag) + ": not built yet (issue #9)"));
-    CHECK_FALSE(fs::exists(tmp.file("out")));
-    CHECK_FALSE(fs::exists(tmp.file("j")));
-  }
+  auto r = run_kvgate({"compare", kFix + "gsm8k/base", kFix + "gsm8k/good", "--json", tmp.file("c.json"), "--markdown",
+                       tmp.file("c.md"), "--html", tmp.file("c.html"), "--junit", tmp.file("c.xml")});
+  CHECK(r.exit_code == 0);
+  for (const char* f : {"c.json", "c.md", "c.html", "c.xml"}) CHECK(fs::exists(tmp.file(f)));
+  CHECK_THAT(kvtest::read_text(tmp.file("c.md")), contains("### kvgate: **PASS**"));
+  // An output that cannot be written is refused before any work: no file at all.
+  r = run_kvgate({"compare", kFix + "gsm8k/base", kFix + "gsm8k/good", "--json", tmp.file("d.json"), "--html", tmp.file("no/d.html")});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("--html " + tmp.file("no/d.html") + ": the directory"));
+  CHECK_FALSE(fs::exists(tmp.file("d.json")));
 }
 
 TEST_CASE("stats mcnemar prints exact, midp, chi2, chi2_cc as JSON", "[stats][e2e]") {

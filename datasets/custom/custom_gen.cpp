@@ -9,6 +9,7 @@
 #include "core/json_fields.h"
 #include "core/jsonl.h"
 #include "core/rng.h"
+#include "core/sha256.h"
 #include "custom/answer_extract.h"
 #include "custom/grader_params.h"
 #include "custom/template.h"
@@ -80,6 +81,22 @@ std::vector<CustomRow> read_custom_rows(const std::string& path) {
   });
   if (rows.empty()) throw Error(path + ": no rows (the file is empty)");
   return rows;
+}
+
+CustomRows read_custom_hf_rows(const HfRowsSource& source, const HfRowsOptions& options) {
+  CustomRows out;
+  std::string text;
+  const std::string name = source.dataset + "/" + source.config + "/" + source.split;
+  for_each_hf_row(source, options, [&](const json& row, std::int64_t idx) {
+    const std::string where = name + " row " + std::to_string(idx);
+    if (!row.is_object()) throw Error(where + ": not a JSON object (" + describe_json_value(row) + "): is this a rows API?");
+    text += row.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    out.rows.push_back({row, where, static_cast<std::size_t>(idx) + 1});
+    return true;
+  });
+  if (out.rows.empty()) throw Error(name + ": the split has no rows: check the dataset, config and split");
+  out.sha256 = sha256_hex(text);
+  return out;
 }
 
 std::vector<Trial> make_custom_trials(const std::vector<CustomRow>& rows, const std::string& source_sha256, const CustomGenOptions& o) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/hf_rows.h"
 #include "core/trial.h"
 
 namespace kvgate {
@@ -35,6 +36,15 @@ struct CustomRow {
 
 // Rows from a JSONL file (each must be an object; errors name the line).
 std::vector<CustomRow> read_custom_rows(const std::string& path);
+
+// Rows of a Hugging Face split through the rows API (cached, resumed: common/hf_rows.h), in order;
+// `where` is "ORG/NAME/CONFIG/SPLIT row I" (I = the API's 0-based row_idx), `line` is I + 1.
+// sha256 is of the rows as read, one canonical JSON line each: it names the data in each trial's meta.
+struct CustomRows {
+  std::vector<CustomRow> rows;
+  std::string sha256;
+};
+CustomRows read_custom_hf_rows(const HfRowsSource& source, const HfRowsOptions& options);
 
 // Trials from rows, in row order. `source` (the file or URL) and `source_sha256` go to meta.
 // Errors name the row: a missing field (listing the fields the row has), a target of the wrong kind

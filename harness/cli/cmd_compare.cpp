@@ -5,9 +5,11 @@
 #include "cli_common.h"
 #include "compare/compare.h"
 #include "compare/comparison_json.h"
+#include "compare/number_format.h"
 #include "compare/text_table.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "report_writer.h"
 
 namespace kvgate::cli {
 
@@ -15,21 +17,32 @@ namespace {
 struct CompareCli {
   std::vector<std::string> dirs;
   compare::CompareOptions options;
-  std::string auc_axis = "linear", errors = "fail", json, markdown, html, junit;
+  std::string auc_axis = "linear", errors = "fail", json, markdown, html, junit, tasks;
   bool json_trials = false;
 };
 
+// The command that reproduces the decision, for the reports' footers.
+std::string command_line(const CompareCli& o, const compare::CompareOptions& opt) {
+  std::string s = "kvgate compare";
+  for (const std::string& d : o.dirs) s += " " + d;
+  s += " --margin " + compare::fixed(opt.margin, 3) + " --alpha " + compare::fixed(opt.alpha, 3) + " --auc-axis " + o.auc_axis +
+       " --errors " + o.errors + " --max-error-rate " + compare::fixed(opt.max_error_rate, 3) + " --bootstrap " +
+       std::to_string(opt.bootstrap_replicates) + " --seed " + std::to_string(opt.seed);
+  return s;
+}
+
 int run_compare(const CompareCli& o) {
-  // The report writers come with issue #9: refuse before any work rather than after.
-  for (const auto& [flag, value] : {std::pair{"--markdown", &o.markdown}, {"--html", &o.html}, {"--junit", &o.junit}})
-    if (!value->empty())
-      throw Error(std::string("compare ") + flag + ": not built yet (issue #9); use --json F for every number, or drop " + flag);
+  const reports::ReportFiles files{.json = o.json, .markdown = o.markdown, .html = o.html, .junit = o.junit};
+  reports::check_output_paths(files);
   compare::CompareOptions options = o.options;
   options.auc_axis = o.auc_axis == "log2" ? stats::AucAxis::log2 : stats::AucAxis::linear;
   options.errors = o.errors == "exclude" ? compare::ErrorPolicy::exclude : compare::ErrorPolicy::fail;
   const compare::Comparison c = compare::compare_runs(o.dirs, options);
-  if (!o.json.empty())
-    write_file_atomic(o.json, compare::to_json(c, {.trial_pairs = o.json_trials}).dump(2) + "\n");
+  // Prompts for the HTML drill-down, read before any file is written (a bad --tasks writes nothing).
+  reports::TrialTexts texts;
+  if (!o.html.empty()) texts = reports::load_trial_texts(c, {.tasks_path = o.tasks});
+  const reports::ReportContext ctx{.command = command_line(o, options), .trials = &texts, .json_trial_pairs = o.json_trials};
+  reports::write_reports(files, c, ctx);
   std::cout << compare::format_text(c);
   return compare::exit_code(c.verdict);
 }
@@ -56,7 +69,9 @@ void register_compare(CLI::App& app, Commands& commands) {
   sub->add_flag("--json-trials", o->json_trials, "Also write every task's per-trial pairs into the JSON");
   sub->add_option("--markdown", o->markdown, "Write a Markdown summary (fits a pull-request comment)");
   sub->add_option("--html", o->html, "Write a self-contained HTML report");
-  sub->add_option("--junit", o->junit, "Write JUnit XML (one testcase per gated task)");
+  sub->add_option("--junit", o->junit, "Write JUnit XML (one testcase per gated task and per bucket regression flagged by Holm)");
+  sub->add_option("--tasks", o->tasks,
+                  "The tasks file the runs were made from, for the prompts of lost trials in --html (default: run.json's tasks_path)");
   sub->footer(
       "PASS when every task's one-sided (1-alpha) lower bound of candidate/baseline is above the margin; FAIL when one\n"
       "task's upper bound is below it or its error rate is too high; else INCONCLUSIVE, with the trials that would decide.\n"
