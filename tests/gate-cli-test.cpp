@@ -89,8 +89,8 @@ TEST_CASE("gate cli: a broken candidate FAILs with exit 1; the verdict printed i
   CHECK_THAT(r.out, contains("verdict: FAIL"));
   CHECK_THAT(r.out, contains("broken: FAIL"));
   CHECK_THAT(r.out, contains("same: PASS"));
-  CHECK_THAT(r.out, contains("report: " + out + "/report"));
-  const json j = json::parse(kvgate::read_file(out + "/report.json"));
+  CHECK_THAT(r.out, contains("report: " + out + "/report.html"));
+  const json j = json::parse(kvgate::read_file(out + "/compare.json"));
   CHECK(j["verdict"] == "FAIL");
   CHECK(j["exit_code"] == r.exit_code);
   CHECK(j["runs"].size() == 3);

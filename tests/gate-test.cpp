@@ -120,7 +120,7 @@ TEST_CASE("gate: a perfect baseline against a broken candidate FAILs, with every
   CHECK(joined.manifest.extra["gate_tasks"].contains("multicode"));
 
   // The JSON holds the verdict, the gate's record, and every task FAILs for the broken reader.
-  const json j = json::parse(kvgate::read_file(out + "/report.json"));
+  const json j = json::parse(kvgate::read_file(out + "/compare.json"));
   CHECK(j["verdict"] == "FAIL");
   CHECK(j["exit_code"] == 1);
   CHECK(j["gate"]["suite"] == "small");
@@ -132,9 +132,18 @@ TEST_CASE("gate: a perfect baseline against a broken candidate FAILs, with every
     CHECK(t["verdict"] == "FAIL");
     CHECK(t["gated"] == true);
   }
-  CHECK(r.main_report == out + "/report.json");
-  CHECK(fs::exists(out + "/summary.txt"));
-  CHECK(fs::exists(out + "/gate.json"));
+  CHECK(r.main_report == out + "/report.html");
+  CHECK(j["gate"]["reports"]["html"] == out + "/report.html");
+  for (const char* f : {"report.html", "report.md", "junit.xml", "summary.txt", "gate.json"}) CHECK(fs::exists(out + "/" + f));
+  // The HTML shows the lost trials' prompts (from the gate's tasks files) and both answers.
+  const std::string html = kvgate::read_file(out + "/report.html");
+  CHECK_THAT(html, contains("FAIL"));
+  CHECK_THAT(html, contains("I could not find it."));
+  CHECK_THAT(html, contains("special magic"));
+  // JUnit: one failing testcase per gated task.
+  const std::string junit = kvgate::read_file(out + "/junit.xml");
+  CHECK_THAT(junit, contains("<failure"));
+  CHECK_THAT(junit, contains("niah"));
 }
 
 TEST_CASE("gate: an identical candidate PASSes; a re-run resumes without a request", "[gate][e2e]") {
@@ -174,7 +183,7 @@ TEST_CASE("gate: a task with gate: false is compared and reported but does not d
   ReaderServer good(Reader::perfect), half(Reader::broken_multicode);
   const g::GateResult r = g::run_gate(options(small_suite(6, false), dir.file("g"), good.base(), {half.base()}));
   CHECK(r.verdict == kvgate::compare::Verdict::pass);
-  const json j = json::parse(kvgate::read_file(dir.file("g/report.json")));
+  const json j = json::parse(kvgate::read_file(dir.file("g/compare.json")));
   CHECK(j["options"]["informative_tasks"] == json({"multicode"}));
   for (const json& t : j["pairs"][0]["tasks"]) {
     if (t["task"] == "multicode") {
@@ -251,4 +260,21 @@ TEST_CASE("gate: configurations are checked before any work", "[gate]") {
   g::GateOptions o = options(small_suite(2), dir.file("g"), a.base(), {b.base()});
   o.configs[0].engine_log = dir.file("vllm.log");
   CHECK_THROWS_WITH(g::run_gate(o), contains("issue #16"));
+}
+
+TEST_CASE("gate: a suite with history appends each gate to --history once", "[gate][e2e]") {
+  kvtest::TempDir dir;
+  ReaderServer a(Reader::perfect), b(Reader::broken);
+  g::Suite s = small_suite(2);
+  s.history = true;
+  g::GateOptions o = options(s, dir.file("night1"), a.base(), {b.base()});
+  CHECK_THROWS_WITH(g::run_gate(o), contains("pass --history FILE"));
+  o.history_db = dir.file("history.jsonl");
+  CHECK(g::run_gate(o).verdict == kvgate::compare::Verdict::fail);
+  REQUIRE(lines_of(o.history_db) == 1);
+  const json row = json::parse(kvgate::read_file(o.history_db));
+  CHECK(row["verdict"] == "FAIL");
+  CHECK(row["candidate"] == "candidate");
+  g::run_gate(o);  // the same night again: not added twice
+  CHECK(lines_of(o.history_db) == 1);
 }

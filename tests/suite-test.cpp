@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "gate/lengths.h"
 #include "gate/suite.h"
+#include "gate/trial_gen.h"
 #include "test_util.h"
 
 using kvgate::Error;
@@ -195,4 +196,37 @@ TEST_CASE("lengths: a ladder goes up to the maximum context less the generated t
   CHECK(r.dropped == std::vector<std::int64_t>{8192});
   CHECK(g::resolve_lengths(list, 0, 32, "t").buckets == list.list);
   CHECK_THROWS_WITH(g::resolve_lengths(list, 900, 32, "t"), contains("every bucket is beyond the model's context"));
+}
+
+TEST_CASE("trial generation: each task of a suite makes its trials at the resolved buckets", "[suite]") {
+  const std::string yaml = R"(suite: gen
+tasks:
+  - task: mrcr
+    lengths: [2048]
+    per_bucket: 3
+    needles: [2]
+  - task: multicode
+    lengths: [1024]
+    per_bucket: 2
+    lines: 8
+    ask: 2
+)";
+  g::LineMap lines;
+  const g::Suite s = g::parse_suite(g::yaml_to_json(yaml, "gen.yaml", &lines), "gen.yaml", lines);
+  const auto counter = kvgate::make_estimating_token_counter();
+  const g::GenContext ctx{.seed = 4, .counter = counter.get(), .threads = 1};
+  const auto mrcr = g::generate_task(s.tasks[0], {2048}, ctx);
+  REQUIRE(mrcr.size() == 3);
+  for (const auto& t : mrcr) {
+    CHECK(t.task == "mrcr");
+    CHECK(t.bucket == 2048);
+  }
+  CHECK(g::generation_reserve(s.tasks[0]) == s.tasks[0].sampling.max_tokens);  // MRCR writes no limit into trials
+  const auto mc = g::generate_task(s.tasks[1], {1024}, ctx);
+  REQUIRE(mc.size() == 2);
+  CHECK(mc[0].id == "multicode/1024/0000");
+  CHECK(g::generation_reserve(s.tasks[1]) == 256);  // the multi-code generator's default answer limit
+  // Deterministic from the seed.
+  CHECK(kvgate::to_json(g::generate_task(s.tasks[1], {1024}, ctx)[1]) == kvgate::to_json(mc[1]));
+  CHECK_THAT(yaml_error("suite: x\ntasks:\n  - task: mrcr\n    lengths: [1024]\n    needles: [0]\n"), contains("needle counts from 1 to 64"));
 }

@@ -11,6 +11,7 @@
 #include "golden/golden_prompts.h"
 #include "gsm8k/gsm8k_data.h"
 #include "gsm8k/gsm8k_prompts.h"
+#include "mrcr/mrcr_gen.h"
 #include "multicode/multicode.h"
 #include "niah/niah.h"
 
@@ -24,7 +25,7 @@ const std::map<std::string, std::vector<std::string>>& keys_by_task() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"niah", {"depths", "value_type", "api", "max_tokens"}},
       {"multicode", {"lines", "ask", "api", "max_tokens"}},
-      {"mrcr", {"api", "max_tokens"}},
+      {"mrcr", {"needles", "merge_user_turns"}},
       {"gsm8k", {"style", "limit", "num_fewshot", "system", "max_tokens", "primary", "data", "train"}},
       {"golden", {"prompts", "max_tokens"}},
   };
@@ -105,6 +106,24 @@ multicode::MulticodeOptions multicode_options(const TaskSpec& spec) {
   return m;
 }
 
+mrcr::GenOptions mrcr_options(const TaskSpec& spec) {
+  const Options o{spec};
+  mrcr::GenOptions m;
+  if (o.has("needles")) {
+    m.needles.clear();
+    const json& n = o.f.array("needles");
+    for (const json& x : n) {
+      if (!x.is_number_integer() || x.get<std::int64_t>() < 1 || x.get<std::int64_t>() > 64)
+        o.f.fail("needles", "must be a list of needle counts from 1 to 64, e.g. [2, 4, 8], got " + describe_json_value(x));
+      m.needles.push_back(x.get<int>());
+    }
+    if (m.needles.empty()) o.f.fail("needles", "is empty");
+  }
+  if (auto v = o.f.opt_boolean("merge_user_turns")) m.merge_user_turns = *v;
+  m.per_bucket = spec.per_bucket;
+  return m;
+}
+
 struct Gsm8kTaskOptions {
   Gsm8kGenOptions gen;
   std::string data, train;
@@ -162,9 +181,7 @@ void check_generator_options(const TaskSpec& spec) {
     o.str("prompts", "");
     o.integer("max_tokens", 1, 1 << 20, 1);
   } else if (spec.task == "mrcr") {
-    const Options o{spec};
-    input_api(o);
-    o.integer("max_tokens", 0, 1 << 20, 0);
+    mrcr_options(spec);
   }
 }
 
@@ -178,6 +195,15 @@ int generation_reserve(const TaskSpec& spec) {
 }
 
 std::vector<Trial> generate_task(const TaskSpec& spec, const std::vector<std::int64_t>& buckets, const GenContext& ctx) {
+  if (spec.task == "mrcr") {  // MRCR writes no limit into its trials: the run's max_tokens bounds the answer
+    if (!ctx.counter) throw Error(spec.where + ": internal: no token counter for a long-context task", kExitInternal);
+    mrcr::GenOptions m = mrcr_options(spec);
+    m.seed = ctx.seed;
+    m.lengths = buckets;
+    m.counter = ctx.counter;
+    m.threads = ctx.threads;
+    return mrcr::generate_trials(m);
+  }
   if (spec.task == "niah" || spec.task == "multicode") {
     if (!ctx.counter) throw Error(spec.where + ": internal: no token counter for a long-context task", kExitInternal);
     if (spec.task == "niah") {
@@ -215,7 +241,6 @@ std::vector<Trial> generate_task(const TaskSpec& spec, const std::vector<std::in
     }
     return std::move(r.trials);
   }
-  if (spec.task == "mrcr") throw Error(spec.where + ": mrcr: the MRCR generator is not built yet (issue #6): drop the task from the suite");
   throw Error(spec.where + ": unknown task " + spec.task);
 }
 
