@@ -5,6 +5,7 @@
 #include "cli_common.h"
 #include "core/error.h"
 #include "core/jsonl.h"
+#include "decoder/kv_flags.h"
 #include "runner/run_session.h"
 
 namespace kvgate::cli {
@@ -21,6 +22,8 @@ struct RunOptions {
   bool stream = false, insecure = false, force_new = false, retry_errors = false, fsync = false;
   std::vector<std::string> stop;
   std::string extra_body, api_key_env, shard, progress = "auto", ca_bundle;
+  std::string kv_params, kv_skip_layers, kv_scales, kernel_switches;  // reference backend
+  int threads = 1, max_batch = 32;
   double retry_base_s = 0.5, retry_max_s = 60.0, max_retry_after_s = 600.0, progress_interval_s = 10.0, max_error_rate = 1.0;
 };
 
@@ -64,6 +67,8 @@ int run(const RunOptions& o, const CLI::App& sub) {
     if (o.endpoints.empty()) throw Error("--endpoint: missing: pass the server's base URL, e.g. --endpoint http://localhost:8000/v1 (or --backend reference)");
     if (o.model.empty()) throw Error("--model: missing: pass the model name the server serves (GET BASE_URL/models lists them)");
     if (!o.model_dir.empty() || !o.device.empty()) throw Error("--model-dir and --device belong to --backend reference");
+    for (const char* flag : {"--kv-params", "--kv-skip-layers", "--kv-scales", "--kernel-switches", "--threads", "--max-batch"})
+      if (sub.count(flag)) throw Error(std::string(flag) + " belongs to --backend reference (a server's KV settings are its own flags)");
   } else {
     if (!o.endpoints.empty()) throw Error("--endpoint belongs to --backend openai (the default); drop it for --backend reference");
     if (o.model_dir.empty()) throw Error("--backend reference: --model-dir missing: pass a Hugging Face checkpoint directory");
@@ -81,7 +86,18 @@ int run(const RunOptions& o, const CLI::App& sub) {
       .timeout_s = o.timeout_s,
       .connect_timeout_s = o.connect_timeout_s,
   };
-  s.backend.reference = ReferenceBackendOptions{.model_dir = o.model_dir, .kv_format = o.kv_format, .device = o.device};
+  if (o.backend == "reference") {
+    const kernels::KvStoreOptions kv = decoder::kv_store_options(
+        {.format = o.kv_format, .params = o.kv_params, .skip_layers = o.kv_skip_layers, .scales = o.kv_scales});
+    s.backend.reference = ReferenceBackendOptions{.model_dir = o.model_dir,
+                                                  .kv_format = o.kv_format,
+                                                  .device = o.device,  // "" = the default, resolved by the backend and recorded as such
+                                                  .kv_params = kv.params,
+                                                  .kernel_switches = decoder::parse_kernel_switches(o.kernel_switches),
+                                                  .threads = o.threads,
+                                                  .max_batch = o.max_batch,
+                                                  .stream = o.stream};
+  }
   s.sampling.temperature = o.temperature;
   s.sampling.top_p = o.top_p;
   if (sub.count("--top-k")) s.sampling.top_k = o.top_k;
@@ -123,6 +139,19 @@ void register_run(CLI::App& app, Commands& commands) {
                   "started with (recorded in run.json and checked against what the engine reports)");
   sub->add_option("--device", o->device, "cuda or cpu (reference backend; default cuda when a GPU is present)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  sub->add_option("--kv-params", o->kv_params,
+                  "Reference backend: the KV format's parameters as a JSON object or @FILE, e.g. '{\"k_scale\": 0.05}' "
+                  "(docs/kv-formats.md lists them)");
+  sub->add_option("--kv-skip-layers", o->kv_skip_layers, "Reference backend: layers kept in bf16, e.g. 0,1,-2,-1 (negative from the end)");
+  sub->add_option("--kv-scales", o->kv_scales, "Reference backend: KV scales file (kvgate calibrate's, or SGLang's --quantization-param-path JSON)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--kernel-switches", o->kernel_switches,
+                  "Reference backend: the CUDA engine's kernel emulation switches as a JSON object or @FILE, e.g. "
+                  "'{\"q_fp8\": true}' (recorded in run.json; the CPU engine is exact and refuses them)");
+  sub->add_option("--threads", o->threads, "Reference backend on CPU: threads per sequence (--concurrency sequences run at once)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  sub->add_option("--max-batch", o->max_batch, "Reference backend: sequences decoded at once (the rest wait)")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
   sub->add_option("--concurrency", o->concurrency, "Requests in flight")->check(CLI::Range(1, 4096))->capture_default_str();
   sub->add_option("--repeats", o->repeats, "Samples per trial (per-repeat seeds)")->check(CLI::Range(1, 100000))->capture_default_str();
   sub->add_option("--temperature", o->temperature, "Sampling temperature")->check(CLI::NonNegativeNumber)->capture_default_str();

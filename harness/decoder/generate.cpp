@@ -29,6 +29,10 @@ Generation generate(Session& session, std::span<const int> prompt, const Generat
     const double u = o.sampler.temperature > 0.0 ? rng.uniform() : 0.0;
     const int token = kernels::sample_ref(logits, vocab, o.sampler, u, ws);
     g.tokens.push_back(token);
+    if (o.on_token && !o.on_token(token)) {
+      g.finish_reason = "cancelled";
+      break;
+    }
     if (std::find(o.stop_token_ids.begin(), o.stop_token_ids.end(), token) != o.stop_token_ids.end()) {
       g.finish_reason = "stop";
       break;

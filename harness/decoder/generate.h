@@ -21,12 +21,15 @@ struct GenerateOptions {
   // The bytes of one token (byte-level BPE: concatenating pieces decodes the text). Required for
   // stop strings and text; without it only ids come back.
   std::function<std::string(int id)> token_text{};
+  // Called with each generated id as soon as it is chosen (streaming); returning false stops the
+  // generation with finish_reason "cancelled" (a client that went away, a stop signal).
+  std::function<bool(int id)> on_token{};
 };
 
 struct Generation {
   std::vector<int> tokens;      // generated ids, a final stop token included
   std::string text;             // decoded, without a stop token's text, cut before a stop string
-  std::string finish_reason;    // "stop" or "length"
+  std::string finish_reason;    // "stop", "length", or "cancelled" (on_token said stop)
   int prompt_tokens = 0;
 };
 

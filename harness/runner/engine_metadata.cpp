@@ -80,7 +80,8 @@ json summarize(const json& r, const std::string& model) {
     if (const json* d = at(r, {"cache_config", "cache_dtype"})) s["kv_cache_dtype"] = *d;
   }
   if (const json* si = at(r, {"server_info"})) {
-    s["engine"] = "sglang";
+    const json* name = at(*si, {"engine"});  // kvgate serve names itself; SGLang does not
+    s["engine"] = name && name->is_string() ? *name : json("sglang");
     if (const json* d = at(*si, {"kv_cache_dtype"})) s["kv_cache_dtype"] = *d;
     if (const json* v = at(*si, {"version"})) s["version"] = *v;
     if (const json* c = at(*si, {"context_length"}); c && c->is_number_integer() && !s.contains("max_model_len"))

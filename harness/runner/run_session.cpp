@@ -19,6 +19,8 @@
 #include "core/results_writer.h"
 #include "core/run_dir.h"
 #include "core/version.h"
+#include "decoder/device.h"
+#include "decoder/kv_flags.h"
 #include "graders.h"
 #include "runner/progress.h"
 #include "runner/run_journal.h"
@@ -153,7 +155,9 @@ json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
     id["stream"] = o.backend.http.stream;
   } else {
     id["model_dir"] = o.backend.reference.model_dir;
-    id["device"] = o.backend.reference.device;
+    id["device"] = decoder::resolve_device(o.backend.reference.device);  // "" is the default, resolved
+    id["kv"] = decoder::kv_identity({.format = o.backend.reference.kv_format, .params = o.backend.reference.kv_params});
+    if (!o.backend.reference.kernel_switches.empty()) id["kernel_switches"] = o.backend.reference.kernel_switches;
   }
   return id;
 }
@@ -207,17 +211,20 @@ RunSessionResult run_session(const RunSessionOptions& o) {
     if (dropped) log_info("--retry-errors: " + std::to_string(dropped) + " error lines removed from the journal; those pairs run again");
   }
 
+  // The backend first: a reference backend that cannot load its model or KV format fails here,
+  // before the run directory gets a results file.
+  StopSignals signals;
+  BackendOptions bo = o.backend;
+  bo.http.cancel = &signals.flag();
+  bo.reference.cancel = &signals.flag();
+  std::unique_ptr<Backend> backend = make_backend(bo);
+
   ResultsWriter writer(rpath, o.fsync);  // repairs a torn last line left by a killed run
   const ResultsFile journal = read_results(rpath);
   const DoneSet done = journal_pairs(journal.records, rpath, tasks, o.shard);
   const std::vector<WorkItem> work = plan_work(tasks.trials, o.repeats, o.shard, done);
   const std::size_t total = shard_size(tasks.trials.size(), o.repeats, o.shard);
   const std::size_t done_in_scope = total - work.size();
-
-  StopSignals signals;
-  BackendOptions bo = o.backend;
-  bo.http.cancel = &signals.flag();
-  std::unique_ptr<Backend> backend = make_backend(bo);
   log_verbose("read the journal (" + std::to_string(journal.records.size()) + " lines) in " + clock.lap());
   const json description = backend->describe();  // asks the engine about itself
   log_verbose("asked the engine about itself in " + clock.lap());
@@ -238,7 +245,12 @@ RunSessionResult run_session(const RunSessionOptions& o) {
     m.model = o.backend.reference.model_dir;
   }
   m.engine = description.contains("engine") ? description["engine"] : json::object();
-  m.kv = {{"format", o.kv_format.empty() ? json(nullptr) : json(o.kv_format)}};
+  // The reference decoder's resolved format record (every parameter, scales, bytes per token);
+  // for a server, the format the user declared.
+  if (description.contains("kv") && description["kv"].is_object())
+    m.kv = description["kv"];
+  else
+    m.kv = {{"format", o.kv_format.empty() ? json(nullptr) : json(o.kv_format)}};
   if (m.engine.contains("summary") && m.engine["summary"].contains("kv_cache_dtype"))
     m.kv["engine_reported"] = m.engine["summary"]["kv_cache_dtype"];
   m.sampling = to_json(o.sampling);

@@ -8,7 +8,9 @@ namespace kvgate::runner {
 
 class StopSignals {
  public:
-  StopSignals();   // installs the handlers
+  // Installs the handlers. `message` (a string literal: it must outlive the handlers) is what the
+  // first signal prints; nullptr: the run's message (results kept, re-run to resume).
+  explicit StopSignals(const char* message = nullptr);
   ~StopSignals();  // restores the previous ones
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;

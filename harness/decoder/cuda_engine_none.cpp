@@ -1,0 +1,15 @@
+// make_cuda_engine where this build has no CUDA engine: built without CUDA, or with CUDA before the
+// CUDA engine (issue #12, which sets KVGATE_CUDA_ENGINE) is part of it.
+#include "core/error.h"
+#include "cuda_info.h"
+#include "decoder/engine.h"
+
+namespace kvgate::decoder {
+
+std::unique_ptr<Engine> make_cuda_engine(std::shared_ptr<const Model>, const EngineOptions&) {
+  throw Error(std::string("--device cuda: ") +
+              (kernels::cuda_built() ? "this kvgate has no CUDA engine yet" : "this kvgate was built without CUDA (configure with nvcc on the PATH, or -DKVGATE_CUDA=ON)") +
+              "; use --device cpu");
+}
+
+}  // namespace kvgate::decoder
