@@ -83,6 +83,9 @@ void register_gate(CLI::App& app, Commands& commands) {
   sub->add_option("--candidate-kv", t.candidate_kv, "Candidate KV formats of the reference decoder, comma separated")->delimiter(',');
   sub->add_option("--device", t.device, "cuda or cpu (reference decoder; default cuda when a GPU is present)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  sub->add_option("--threads", t.threads, "Reference decoder on CPU: threads per sequence (--concurrency sequences run at once)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  sub->add_option("--max-batch", t.max_batch, "Reference decoder: sequences decoded at once")->check(CLI::Range(1, 4096))->capture_default_str();
   sub->add_option("--baseline-label", t.baseline_label, "Name of the baseline in reports and under DIR/runs/");
   sub->add_option("--candidate-label", t.candidate_labels, "Name of a candidate (repeat, in order: endpoints, then KV formats)");
   sub->add_option("--baseline-engine-log", t.baseline_engine_log, "The baseline server's startup log (provenance, issue #16)");

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "decoder/device.h"
 #include "decoder/model_config.h"
 #include "runner/http_backend.h"
 #include "runner/run_session.h"
@@ -42,11 +43,15 @@ Configuration endpoint(const Targets& t, const std::string& url, std::string lab
   return c;
 }
 
-Configuration reference(const std::string& model_dir, const std::string& format, const std::string& device, std::string label,
-                        std::string log) {
-  Configuration c{.label = std::move(label), .kv_format = format, .engine_log = std::move(log)};
+Configuration reference(const Targets& t, const std::string& model_dir, const std::string& format, std::string label) {
+  Configuration c{.label = std::move(label), .kv_format = format};
   c.backend.kind = "reference";
-  c.backend.reference = runner::ReferenceBackendOptions{.model_dir = model_dir, .kv_format = format, .device = device};
+  c.backend.reference = runner::ReferenceBackendOptions{.model_dir = model_dir,
+                                                        .kv_format = format,
+                                                        .device = decoder::resolve_device(t.device),
+                                                        .threads = t.threads,
+                                                        .max_batch = t.max_batch,
+                                                        .stream = t.stream};
   return c;
 }
 
@@ -84,6 +89,7 @@ std::vector<Configuration> make_configurations(const Targets& t) {
                   "--model-dir DIR (a Hugging Face checkpoint), or endpoints with --baseline URL --candidate URL --model M");
     log_info("gate: the reference decoder runs the demo model " + model_dir);
   }
+  if (!model_dir.empty()) model_dir = fs::absolute(model_dir).lexically_normal().string();
   if (!any_reference && !t.device.empty()) throw Error("--device belongs to the reference decoder (--model-dir, --candidate-kv): drop it");
   if (!t.baseline_url.empty() && !t.baseline_kv.empty())
     throw Error("--baseline-kv names the reference decoder's baseline format; with --baseline URL the server's own format counts: drop one");
@@ -103,7 +109,7 @@ std::vector<Configuration> make_configurations(const Targets& t) {
                                                       t.baseline_engine_log));
   else {
     const std::string f = t.baseline_kv.empty() ? "bf16" : t.baseline_kv;
-    out.push_back(reference(model_dir, f, t.device, t.baseline_label.empty() ? f : t.baseline_label, ""));
+    out.push_back(reference(t, model_dir, f, t.baseline_label.empty() ? f : t.baseline_label));
   }
   std::size_t k = 0;
   for (std::size_t i = 0; i < t.candidate_urls.size(); ++i, ++k) {
@@ -113,7 +119,7 @@ std::vector<Configuration> make_configurations(const Targets& t) {
     out.push_back(endpoint(t, t.candidate_urls[i], std::move(label), i < t.candidate_engine_logs.size() ? t.candidate_engine_logs[i] : ""));
   }
   for (const std::string& f : candidate_kv) {
-    out.push_back(reference(model_dir, f, t.device, k < t.candidate_labels.size() ? t.candidate_labels[k] : f, ""));
+    out.push_back(reference(t, model_dir, f, k < t.candidate_labels.size() ? t.candidate_labels[k] : f));
     ++k;
   }
   std::set<std::string> seen;

@@ -27,7 +27,9 @@ struct Targets {
   std::string model_dir{};      // reference decoder checkpoint ("" -> the demo model)
   std::string baseline_kv{};    // "" -> bf16 when the baseline is the reference decoder
   std::vector<std::string> candidate_kv{};
-  std::string device{};         // cuda | cpu | "" (cuda when a GPU is present)
+  std::string device{};         // cuda | cpu | "" (cuda when a GPU is present; resolved and recorded)
+  int threads = 1;              // reference decoder on CPU: threads per sequence
+  int max_batch = 32;           // reference decoder: sequences decoded at once
   std::string baseline_label{};
   std::vector<std::string> candidate_labels{};  // in candidate order: endpoints first, then KV formats
   std::string baseline_engine_log{};
