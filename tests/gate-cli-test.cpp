@@ -96,6 +96,12 @@ TEST_CASE("gate cli: a broken candidate FAILs with exit 1; the verdict printed i
   CHECK(j["runs"].size() == 3);
   CHECK(j["runs"][1]["label"] == "broken");
 
+  // Each configuration's joined run directory is what `kvgate compare` reads as it is.
+  auto cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/broken"});
+  CHECK(cmp.exit_code == 1);
+  cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/same"});
+  CHECK(cmp.exit_code == 0);
+
   // Same command again: resumes (nothing to run), same verdict.
   auto again = run_kvgate({"gate", "--suite", dir.file("s.yaml"), "--out", out, "--baseline", good.url("/v1"), "--candidate", bad.url("/v1"),
                            "--candidate", good.url("/v1"), "--candidate-label", "broken", "--candidate-label", "same", "--model", "m",

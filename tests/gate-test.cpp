@@ -278,3 +278,19 @@ TEST_CASE("gate: a suite with history appends each gate to --history once", "[ga
   g::run_gate(o);  // the same night again: not added twice
   CHECK(lines_of(o.history_db) == 1);
 }
+
+TEST_CASE("gate: a task's own margin decides that task", "[gate][e2e]") {
+  kvtest::TempDir dir;
+  ReaderServer a(Reader::perfect), b(Reader::perfect);
+  g::Suite s = small_suite(3);
+  s.tasks[0].margin = 1.0;  // niah: the candidate must be better than the baseline, which identical runs cannot show
+  const g::GateResult r = g::run_gate(options(s, dir.file("g"), a.base(), {b.base()}));
+  CHECK(r.verdict == kvgate::compare::Verdict::inconclusive);
+  CHECK(r.exit_code == 3);
+  const json j = json::parse(kvgate::read_file(dir.file("g/compare.json")));
+  CHECK(j["options"]["task_margins"]["niah"] == 1.0);
+  for (const json& t : j["pairs"][0]["tasks"]) {
+    CHECK(t["margin"] == (t["task"] == "niah" ? 1.0 : 0.95));
+    CHECK(t["verdict"] == (t["task"] == "niah" ? "INCONCLUSIVE" : "PASS"));
+  }
+}

@@ -25,6 +25,8 @@ Verdict combine(Verdict a, Verdict b) {
   return Verdict::pass;
 }
 
+constexpr const char* kInformative = "informative (the suite's gate: false): this verdict does not decide the pair's";
+
 std::string confidence(const CompareOptions& o) { return "one-sided " + fixed(100 * (1 - o.alpha), 1) + "%"; }
 }  // namespace
 
@@ -51,6 +53,7 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
   if (!(t.reference_metric > 0.0)) {
     t.verdict = failed ? Verdict::fail : Verdict::inconclusive;
     t.reasons.push_back(reference_label + " never scores on this task: " + what + " undefined");
+    if (!t.gated) t.reasons.insert(t.reasons.begin(), kInformative);
     return;
   }
   const RatioBound& r = t.ratio;
@@ -75,7 +78,7 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
     t.reasons.push_back(msg);
   }
   t.verdict = failed ? Verdict::fail : v;
-  if (!t.gated) t.reasons.insert(t.reasons.begin(), "informative (the suite's gate: false): this verdict does not decide the pair's");
+  if (!t.gated) t.reasons.insert(t.reasons.begin(), kInformative);
 }
 
 void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
