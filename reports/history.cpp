@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "compare/pinning.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_fields.h"
@@ -40,6 +41,60 @@ bool is_date(const std::string& s) {
 std::optional<double> opt_num(const json& o, const char* key) {
   if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return std::nullopt;
   return o[key].get<double>();
+}
+
+json gains_json(const HistoryGains& g) {
+  return {{"kv_capacity_ratio", opt(g.kv_capacity_ratio)}, {"kv_capacity_estimate", g.kv_capacity_estimate},
+          {"itl_ratio", opt(g.itl_ratio)},                 {"itl_lo", opt(g.itl_lo)},
+          {"itl_hi", opt(g.itl_hi)},                       {"ttft_ratio", opt(g.ttft_ratio)},
+          {"ttft_lo", opt(g.ttft_lo)},                     {"ttft_hi", opt(g.ttft_hi)},
+          {"e2e_ratio", opt(g.e2e_ratio)},                 {"e2e_lo", opt(g.e2e_lo)},
+          {"e2e_hi", opt(g.e2e_hi)},                       {"tokens_per_s_ratio", opt(g.tokens_per_s_ratio)}};
+}
+
+// A history row's or a compare JSON's gains; absent or malformed parts stay empty (older files).
+HistoryGains gains_of_row(const json& j) {
+  HistoryGains g;
+  if (!j.is_object()) return g;
+  g.kv_capacity_ratio = opt_num(j, "kv_capacity_ratio");
+  g.kv_capacity_estimate = j.value("kv_capacity_estimate", false);
+  g.itl_ratio = opt_num(j, "itl_ratio"), g.itl_lo = opt_num(j, "itl_lo"), g.itl_hi = opt_num(j, "itl_hi");
+  g.ttft_ratio = opt_num(j, "ttft_ratio"), g.ttft_lo = opt_num(j, "ttft_lo"), g.ttft_hi = opt_num(j, "ttft_hi");
+  g.e2e_ratio = opt_num(j, "e2e_ratio"), g.e2e_lo = opt_num(j, "e2e_lo"), g.e2e_hi = opt_num(j, "e2e_hi");
+  g.tokens_per_s_ratio = opt_num(j, "tokens_per_s_ratio");
+  return g;
+}
+
+HistoryGains gains_of_compare(const json& pair) {
+  HistoryGains g;
+  const auto it = pair.find("gains");
+  if (it == pair.end() || !it->is_object()) return g;
+  if (const auto cap = it->find("kv_capacity"); cap != it->end() && cap->is_object()) {
+    g.kv_capacity_ratio = opt_num(*cap, "ratio");
+    g.kv_capacity_estimate = cap->value("estimate", false);
+  }
+  if (const auto ms = it->find("metrics"); ms != it->end() && ms->is_array())
+    for (const json& m : *ms) {
+      if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) continue;
+      const std::string name = m["metric"];
+      if (name == "itl_ms") g.itl_ratio = opt_num(m, "ratio"), g.itl_lo = opt_num(m, "lo"), g.itl_hi = opt_num(m, "hi");
+      if (name == "ttft_ms") g.ttft_ratio = opt_num(m, "ratio"), g.ttft_lo = opt_num(m, "lo"), g.ttft_hi = opt_num(m, "hi");
+      if (name == "e2e_ms") g.e2e_ratio = opt_num(m, "ratio"), g.e2e_lo = opt_num(m, "lo"), g.e2e_hi = opt_num(m, "hi");
+      if (name == "output_tokens_per_s") g.tokens_per_s_ratio = opt_num(m, "ratio");
+    }
+  return g;
+}
+
+std::vector<std::string> pinning_of_compare(const json& pair) {
+  std::vector<std::string> out;
+  const auto it = pair.find("pinning");
+  if (it == pair.end() || !it->is_object() || !it->contains("differences") || !(*it)["differences"].is_array()) return out;
+  for (const json& d : (*it)["differences"]) {
+    if (!d.is_object() || !d.contains("label") || !d["label"].is_string()) continue;
+    const auto side = [&](const char* k) { return d.contains(k) ? compare::value_text(d[k]) : std::string("(not recorded)"); };
+    out.push_back(d["label"].get<std::string>() + " " + side("reference") + " -> " + side("candidate"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -78,7 +133,9 @@ json to_json(const HistoryRow& r) {
           {"margin", r.margin},
           {"alpha", r.alpha},
           {"kvgate_version", r.kvgate_version},
-          {"tasks", tasks}};
+          {"tasks", tasks},
+          {"gains", gains_json(r.gains)},
+          {"pinning_differences", r.pinning_differences}};
 }
 
 HistoryRow history_row_from_json(const json& j, const std::string& where) {
@@ -126,6 +183,10 @@ HistoryRow history_row_from_json(const json& j, const std::string& where) {
     }
     r.tasks.push_back(std::move(h));
   }
+  if (const auto g = j.find("gains"); g != j.end()) r.gains = gains_of_row(*g);
+  if (const auto p = j.find("pinning_differences"); p != j.end() && p->is_array())
+    for (const json& d : *p)
+      if (d.is_string()) r.pinning_differences.push_back(d.get<std::string>());
   return r;
 }
 
@@ -172,6 +233,8 @@ std::vector<HistoryRow> rows_from_compare_json(const json& result, const std::st
     r.margin = opts.number("margin");
     r.alpha = opts.number("alpha");
     r.kvgate_version = top.has_value("kvgate_version") ? top.str("kvgate_version") : "";
+    r.gains = gains_of_compare(pairs[pi]);
+    r.pinning_differences = pinning_of_compare(pairs[pi]);
     const json& tasks = p.array("tasks");
     for (std::size_t ti = 0; ti < tasks.size(); ++ti) {
       const std::string tw = where + ": tasks[" + std::to_string(ti) + "]";

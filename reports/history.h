@@ -24,6 +24,19 @@ struct HistoryTask {
   bool regression() const { return verdict == "FAIL" || !regressed_buckets.empty(); }
 };
 
+// What the candidate gained that night (issue #16), from the compare JSON's pairs[].gains: ratios
+// candidate / baseline (latencies below 1 are faster), two-sided intervals; empty when not measured
+// (and in rows written before issue #16).
+struct HistoryGains {
+  std::optional<double> kv_capacity_ratio{};
+  bool kv_capacity_estimate = false;
+  std::optional<double> itl_ratio{}, itl_lo{}, itl_hi{};
+  std::optional<double> ttft_ratio{}, ttft_lo{}, ttft_hi{};
+  std::optional<double> e2e_ratio{}, e2e_lo{}, e2e_hi{};
+  std::optional<double> tokens_per_s_ratio{};
+  bool any() const { return kv_capacity_ratio || itl_ratio || ttft_ratio || e2e_ratio || tokens_per_s_ratio; }
+};
+
 struct HistoryRow {
   std::string date{};         // the night, YYYY-MM-DD (the candidate's start date, or --date)
   std::string recorded_at{};  // when it was added (RFC 3339)
@@ -37,6 +50,8 @@ struct HistoryRow {
   double margin = 0.95, alpha = 0.05;
   std::string kvgate_version{};
   std::vector<HistoryTask> tasks{};
+  HistoryGains gains{};
+  std::vector<std::string> pinning_differences{};  // "attention backend FLASH_ATTN -> FLASHINFER"
   // The series a row belongs to: model, KV formats (engine versions vary along it).
   std::string series() const;
 };

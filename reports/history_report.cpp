@@ -144,6 +144,76 @@ void nights_table(Markup& m, const std::vector<Night>& nights) {
   table_end(m);
 }
 
+std::string ratio_cell(const std::optional<double>& r, const std::optional<double>& lo = {}, const std::optional<double>& hi = {}) {
+  if (!r) return "\u2013";
+  std::string s = "\u00d7" + fixed(*r, 2);
+  if (lo && hi) s += " [" + fixed(*lo, 2) + ", " + fixed(*hi, 2) + "]";
+  return s;
+}
+
+// Issue #16: what each night's candidate gained or lost in speed and capacity, so an engine upgrade
+// that slows decoding shows on the same page as its accuracy; and what was not pinned that night.
+void speed_section(Markup& m, const std::vector<const HistoryRow*>& v) {
+  bool any = false;
+  for (const HistoryRow* r : v) any = any || r->gains.any() || !r->pinning_differences.empty();
+  if (!any) return;
+  m.element("h3", "Speed and capacity");
+  std::vector<Night> nights;
+  for (const HistoryRow* r : v) nights.push_back({r, nullptr});
+  const double n = static_cast<double>(nights.size());
+  LineChart chart{.title = "inter-token latency and time to first token, candidate / baseline over the nights",
+                  .x = {.title = "night", .min = nights.size() > 1 ? 0.0 : -0.6, .max = nights.size() > 1 ? n - 1 : 0.6,
+                        .ticks = night_ticks(nights)}};
+  double lo = 1.0, hi = 1.0;
+  Series itl{.name = "ITL", .colour = 1}, ttft{.name = "TTFT", .colour = 2};
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const HistoryGains& g = v[i]->gains;
+    const auto add = [&](Series& s, const std::optional<double>& r, const std::optional<double>& l, const std::optional<double>& h,
+                         const char* name) {
+      if (!r) return;
+      s.x.push_back(static_cast<double>(i));
+      s.y.push_back(*r);
+      s.lo.push_back(l.value_or(*r));
+      s.hi.push_back(h.value_or(*r));
+      lo = std::min(lo, l.value_or(*r));
+      hi = std::max(hi, h.value_or(*r));
+      s.point_titles.push_back(v[i]->date + " " + version_of(*v[i]) + ": " + name + " " + ratio_cell(r, l, h));
+    };
+    add(itl, g.itl_ratio, g.itl_lo, g.itl_hi, "ITL");
+    add(ttft, g.ttft_ratio, g.ttft_lo, g.ttft_hi, "TTFT");
+  }
+  if (!itl.x.empty() || !ttft.x.empty()) {
+    const double pad = std::max(0.05, (hi - lo) * 0.1);
+    chart.y = {.title = "candidate / baseline (below 1 is faster)", .min = std::max(0.0, lo - pad), .max = hi + pad};
+    for (Series* s : {&itl, &ttft})
+      if (!s->x.empty()) chart.series.push_back(*s);
+    chart.hlines.push_back({1.0, "no change"});
+    chart.width = 500;
+    m.open("figure");
+    m.raw(render_svg(chart));
+    m.close();
+  }
+  table_head(m, {{"night"}, {"engine"}, {"KV capacity", true}, {"ITL", true}, {"TTFT", true}, {"E2E latency", true},
+                 {"output tokens/s", true}, {"not pinned"}});
+  for (std::size_t i = v.size(); i-- > 0;) {  // newest first
+    const HistoryRow& r = *v[i];
+    const HistoryGains& g = r.gains;
+    m.open("tr");
+    cell(m, r.date);
+    cell(m, version_of(r));
+    cell(m, ratio_cell(g.kv_capacity_ratio) + (g.kv_capacity_ratio && g.kv_capacity_estimate ? " (estimate)" : ""), true);
+    cell(m, ratio_cell(g.itl_ratio, g.itl_lo, g.itl_hi), true);
+    cell(m, ratio_cell(g.ttft_ratio, g.ttft_lo, g.ttft_hi), true);
+    cell(m, ratio_cell(g.e2e_ratio, g.e2e_lo, g.e2e_hi), true);
+    cell(m, ratio_cell(g.tokens_per_s_ratio), true);
+    std::string diffs;
+    for (const std::string& d : r.pinning_differences) diffs += (diffs.empty() ? "" : "; ") + d;
+    cell(m, diffs.empty() ? "\u2013" : diffs, false, diffs.empty() ? "" : "suspect");
+    m.close();
+  }
+  table_end(m);
+}
+
 }  // namespace
 
 std::string render_history_html(const std::vector<HistoryRow>& rows, const std::string& db, const std::string& generated_at) {
@@ -214,6 +284,7 @@ std::string render_history_html(const std::vector<HistoryRow>& rows, const std::
                          return s;
                        }(),
               {{"class", "muted"}});
+    speed_section(m, v);
     for (const std::string& task : tasks) {
       std::vector<Night> nights;
       for (const HistoryRow* r : v) {

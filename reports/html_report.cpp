@@ -265,7 +265,7 @@ std::string render_html(const Comparison& c, const ReportContext& ctx) {
   tradeoff_block(m, c, ctx);
   const auto tasks = gated_tasks(c);
   m.open("nav", {{"class", "toc"}});
-  if (!ctx.gains.empty()) m.element("a", "gains", {{"href", "#tradeoff"}});
+  if (!tradeoffs(c, ctx).empty()) m.element("a", "gains", {{"href", "#tradeoff"}});
   m.element("a", "runs", {{"href", "#runs"}});
   for (std::size_t i = 0; i < tasks.size(); ++i) m.element("a", tasks[i].task, {{"href", "#" + anchor("task", tasks[i].task, i)}});
   m.element("a", "metadata", {{"href", "#metadata"}});

@@ -27,7 +27,8 @@ void tradeoff_block(Markup& m, const compare::Comparison& c, const ReportContext
   table_head(m, {{"candidate"}, {"measure"}, {"\u00d7 vs baseline", true, "candidate / baseline, oriented so that above 1 is better"},
                  {"interval", true}, {"how measured, or the gate"}});
   for (const CandidateTradeoff& t : all) {
-    for (const Gain* g : t.gains) {
+    for (const Gain& gain : t.gains) {
+      const Gain* g = &gain;
       m.open("tr");
       cell(m, t.label);
       cell(m, "gains: " + g->what);

@@ -75,6 +75,7 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
   }
 
   const std::vector<std::string> pinning = pinning_differences(c, ctx);
+  const std::vector<CandidateTradeoff> trade = tradeoffs(c, ctx);
   Markup m;
   m.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   m.open("testsuites", {{"name", "kvgate compare"}, {"tests", std::to_string(tests)}, {"failures", std::to_string(failures)},
@@ -94,11 +95,13 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
         {"margin", fixed(c.options.margin, 3)},
         {"alpha", fixed(c.options.alpha, 3)},
         {"auc_axis", stats::to_string(c.options.auc_axis)},
-        {"kvgate_version", std::string(version()) + " (" + git_commit() + ")"}};
+        {"kvgate_version", std::string(version()) + " (" + git_commit() + ")"},
+        {"pinned", p->pinning.pinned() ? "true" : "false"}};
     for (const auto& [name, value] : props) m.empty("property", {{"name", name}, {"value", value}});
     for (const std::string& d : pinning) m.empty("property", {{"name", "pinning_difference"}, {"value", d}});
-    for (const Gain& g : ctx.gains)
-      if (g.candidate.empty() || g.candidate == cand) m.empty("property", {{"name", "gain: " + g.what}, {"value", gain_text(g)}});
+    for (const CandidateTradeoff& t : trade)
+      if (t.run == p->candidate)
+        for (const Gain& g : t.gains) m.empty("property", {{"name", "gain: " + g.what}, {"value", gain_text(g)}});
     m.close().newline();
     for (const Case& k : cases) {
       m.open("testcase", {{"classname", "kvgate." + cand}, {"name", k.name}, {"time", "0"}});

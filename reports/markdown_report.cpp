@@ -71,8 +71,8 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
   for (const CandidateTradeoff& t : trade) {
     out << "- **" << md(t.label) << "** gains";
     for (std::size_t k = 0; k < t.gains.size(); ++k)
-      out << (k ? "," : "") << " " << md(t.gains[k]->what) << " " << gain_text(*t.gains[k])
-          << (t.gains[k]->detail.empty() ? "" : " (" + md(t.gains[k]->detail) + ")");
+      out << (k ? "," : "") << " " << md(t.gains[k].what) << " " << gain_text(t.gains[k])
+          << (t.gains[k].detail.empty() ? "" : " (" + md(t.gains[k].detail) + ")");
     if (t.gains.empty()) out << " nothing measured";
     out << "; loses";
     for (std::size_t k = 0; k < t.tasks.size(); ++k) {

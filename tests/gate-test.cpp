@@ -254,12 +254,13 @@ TEST_CASE("gate: configurations are checked before any work", "[gate]") {
   CHECK(c[2].label == "int4_per_token_head");
   CHECK(c[2].backend.reference.model_dir == fs::absolute("ckpt").lexically_normal().string());  // resumes from anywhere
 
-  // The hook of issue #16: an engine log is refused until provenance lands, never silently ignored.
+  // An engine log (issue #16) that is not there is refused before any work.
   kvtest::TempDir dir;
   ReaderServer a(Reader::perfect), b(Reader::perfect);
   g::GateOptions o = options(small_suite(2), dir.file("g"), a.base(), {b.base()});
   o.configs[0].engine_log = dir.file("vllm.log");
-  CHECK_THROWS_WITH(g::run_gate(o), contains("issue #16"));
+  CHECK_THROWS_WITH(g::run_gate(o), contains("vllm.log of baseline: no such file"));
+  CHECK(a.completions == 0);
 }
 
 TEST_CASE("gate: a suite with history appends each gate to --history once", "[gate][e2e]") {

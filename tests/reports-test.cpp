@@ -381,9 +381,13 @@ TEST_CASE("the places issue #16 fills: pinning differences and gains beside loss
   const auto trade = tradeoffs(c, ctx);
   REQUIRE(trade.size() == 2);  // the gating candidates; the candidate pair is not gated
   CHECK(trade[0].label == "fp8");
-  CHECK(trade[0].gains.size() == 2);  // its own and the one naming no candidate
-  CHECK(trade[1].gains[0]->factor == 3.5);
-  CHECK(gain_text(*trade[0].gains[1]) == "\u00d71.12 [1.08, 1.15]");
+  // Its own and the one naming no candidate, then what compare measured: end-to-end latency and
+  // output tokens/s (the fixtures carry latency_ms and completion_tokens, no streaming, no engine log).
+  REQUIRE(trade[0].gains.size() == 4);
+  CHECK(trade[1].gains[0].factor == 3.5);
+  CHECK(gain_text(trade[0].gains[1]) == "\u00d71.12 [1.08, 1.15]");
+  CHECK(trade[0].gains[2].what == "end-to-end latency");
+  CHECK(trade[0].gains[3].what == "output tokens/s");
 
   const std::string html = make_report_writer(ReportFormat::html)->render(c, ctx);
   check_page(html);
@@ -402,8 +406,9 @@ TEST_CASE("the places issue #16 fills: pinning differences and gains beside loss
 
   const std::string md = make_report_writer(ReportFormat::markdown)->render(c, ctx);
   CHECK_THAT(md, contains("- \u26a0 attention backend differs"));
-  CHECK_THAT(md, contains("- **fp8** gains KV capacity \u00d71.94 (engine logs), inter-token latency p50 \u00d71.12 [1.08, 1.15] (80 paired trials); "
-                          "loses niah \u00d70.951 (lower 0.912)"));
+  CHECK_THAT(md, contains("- **fp8** gains KV capacity \u00d71.94 (engine logs), inter-token latency p50 \u00d71.12 [1.08, 1.15] (80 paired trials), "
+                          "end-to-end latency \u00d7"));  // then what compare measured (issue #16)
+  CHECK_THAT(md, contains("; loses niah \u00d70.951 (lower 0.912)"));
   CHECK(md.find("attention backend") < md.find("#### niah"));
 
   const std::string xml = make_report_writer(ReportFormat::junit)->render(c, ctx);
@@ -412,9 +417,11 @@ TEST_CASE("the places issue #16 fills: pinning differences and gains beside loss
   CHECK_THAT(xml, contains("<property name=\"pinning_difference\" value=\"attention backend differs: bf16 FLASH_ATTN, fp8 TRITON_ATTN\"/>"));
   CHECK_THAT(xml, contains("<property name=\"gain: KV capacity\" value=\"\u00d73.50\"/>"));
 
-  // Without them, nothing about them; the differences the report finds itself still show.
+  // Without them, what compare measured still shows (latencies from the results); no pinning
+  // difference among these runs, so no callout; the differences compare finds show below.
   const std::string plain = text_of_page(render(ReportFormat::html, c));
-  CHECK_THAT(plain, !contains("What the candidate gains"));
+  CHECK_THAT(plain, contains("fp8 | gains: end-to-end latency"));
+  CHECK_THAT(plain, !contains("gains: KV capacity"));
   CHECK_THAT(plain, !contains("Check these differences"));
   kvtest::TempDir tmp;  // a candidate on another model: hostile labels, a model name with markup
   for (const char* run : {"hostile/base", "hostile/cand"}) {

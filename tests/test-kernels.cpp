@@ -23,48 +23,24 @@
 #include "cuda_info.h"
 #include "hello.h"
 #include "kv_store.h"
+#include "float_formats.h"
+#include "kernel_case.h"
 #include "ops_ref.h"
+#if defined(KVGATE_HAVE_CUDA)
+#include "decoder_cuda.h"
+#endif
+
+using namespace kcase;
 
 namespace {
 
-using kvgate::Rng;
+#if defined(KVGATE_HAVE_CUDA)
+constexpr bool kCudaBuilt = true;
+namespace kc = kvgate::kernels::cuda;
+#else
+constexpr bool kCudaBuilt = false;
+#endif
 
-// An output buffer with guard elements on both sides, poisoned before each run.
-template <class T>
-class Guarded {
- public:
-  static constexpr std::size_t kGuard = 64;
-  explicit Guarded(std::size_t n) : buf_(n + 2 * kGuard) { poison(); }
-  T* data() { return buf_.data() + kGuard; }
-  std::size_t size() const { return buf_.size() - 2 * kGuard; }
-  void poison() { std::memset(static_cast<void*>(buf_.data()), 0xFF, buf_.size() * sizeof(T)); }  // NaN for floats
-  bool guards_intact() const {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(buf_.data());
-    const std::size_t gb = kGuard * sizeof(T), total = buf_.size() * sizeof(T);
-    for (std::size_t i = 0; i < gb; ++i)
-      if (p[i] != 0xFF || p[total - 1 - i] != 0xFF) return false;
-    return true;
-  }
-
- private:
-  std::vector<T> buf_;
-};
-
-struct KernelCase {
-  virtual ~KernelCase() = default;
-  virtual std::string op() const = 0;
-  virtual std::string vars() const = 0;
-  virtual double max_nmse_twin() const { return 1e-12; }  // CPU twin vs fp64 reference
-  virtual double max_nmse_gpu() const { return 1e-7; }    // GPU vs CPU twin
-  virtual void init(Rng& rng) = 0;                        // fresh random inputs
-  virtual std::vector<double> reference() = 0;            // fp64, from the formula
-  // The twin's and the kernel's outputs; false when an output was not fully written or a guard was hit.
-  virtual bool cpu(std::vector<double>& out) = 0;
-  virtual bool gpu(std::vector<double>& out) = 0;
-  // False while a CPU twin has no CUDA kernel yet: a GPU run reports it as such, never as checked.
-  virtual bool has_gpu() const { return true; }
-  std::string name() const { return op() + "(" + vars() + ")"; }
-};
 
 // ---- hello: y = a*x + y -------------------------------------------------------------------
 struct AxpyCase final : KernelCase {
@@ -103,7 +79,8 @@ struct AxpyCase final : KernelCase {
 };
 
 // ---- the reference decoder's ops (kernels/ops_ref.h): CPU twins against fp64 formulas ----------
-// GPU kernels arrive with issue #12; until then these cases are CPU twins only.
+// Cases with a CUDA kernel (decoder_cuda.h, issue #12) override has_gpu() and gpu(); the others
+// (softmax, flat attention, temperature sampling) run on the host in the CUDA engine as well.
 namespace kk = kvgate::kernels;
 
 struct DecoderCase : KernelCase {
@@ -111,15 +88,34 @@ struct DecoderCase : KernelCase {
   bool gpu(std::vector<double>&) override { return false; }
 };
 
-void fill_normal(Rng& rng, std::vector<float>& v, double scale = 1.0, double mean = 0.0) {
-  for (auto& x : v) x = static_cast<float>(mean + scale * rng.normal());
+// A GPU case: runs `launch` on a poisoned device output of n floats and copies it back.
+template <class Launch>
+bool gpu_floats(std::size_t n, std::vector<double>& out, Launch launch) {
+#if defined(KVGATE_HAVE_CUDA)
+  auto o = poisoned_device<float>(n);
+  launch(o->get());
+  device_sync();
+  std::vector<float> h(n);
+  o->download(h.data());
+  out.assign(h.begin(), h.end());
+  return true;
+#else
+  (void)n, (void)out, (void)launch;
+  return false;
+#endif
 }
 
-template <class T>
-bool copy_out(Guarded<T>& g, std::size_t n, std::vector<double>& out) {
-  out.assign(g.data(), g.data() + n);
-  return g.guards_intact();
+#if defined(KVGATE_HAVE_CUDA)
+std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
+  std::vector<std::uint16_t> b(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) b[i] = kk::f32_to_bf16(v[i]);
+  return b;
 }
+#endif
+void round_bf16(std::vector<float>& v) {
+  for (auto& x : v) x = kk::bf16_to_f32(kk::f32_to_bf16(x));
+}
+
 
 struct EmbeddingCase final : DecoderCase {
   int vocab, dim, n;
@@ -132,6 +128,7 @@ struct EmbeddingCase final : DecoderCase {
   void init(Rng& rng) override {
     table.resize(static_cast<std::size_t>(vocab) * dim);
     fill_normal(rng, table);
+    round_bf16(table);  // the device table is bf16
     ids.resize(n);
     for (auto& i : ids) i = static_cast<int>(rng.below(vocab));
   }
@@ -144,6 +141,18 @@ struct EmbeddingCase final : DecoderCase {
     Guarded<float> o(static_cast<std::size_t>(n) * dim);
     kk::embedding_ref(table.data(), dim, ids.data(), n, o.data());
     return copy_out(o, o.size(), out);
+  }
+  bool has_gpu() const override { return kCudaBuilt; }
+  double max_nmse_gpu() const override { return 0.0; }
+  bool gpu(std::vector<double>& out) override {
+    return gpu_floats(static_cast<std::size_t>(n) * dim, out, [&](float* o) {
+#if defined(KVGATE_HAVE_CUDA)
+      auto t = to_device(bf16_bits(table));
+      auto i = to_device(ids);
+      kc::embedding(t->get(), dim, i->get(), n, o, nullptr);
+      device_sync();
+#endif
+    });
   }
 };
 
@@ -178,6 +187,23 @@ struct AddSwigluCase final : DecoderCase {
     }
     return copy_out(o, n, out);
   }
+  bool has_gpu() const override { return kCudaBuilt; }
+  double max_nmse_gpu() const override { return swiglu ? 1e-12 : 0.0; }  // expf's last bit
+  bool gpu(std::vector<double>& out) override {
+    return gpu_floats(n, out, [&](float* o) {
+#if defined(KVGATE_HAVE_CUDA)
+      auto da = to_device(a);
+      auto db = to_device(b);
+      if (swiglu) {
+        kc::swiglu(da->get(), db->get(), static_cast<std::int64_t>(n), o, nullptr, nullptr);
+      } else {
+        KV_CUDA_CHECK(cudaMemcpy(o, da->get(), n * sizeof(float), cudaMemcpyDeviceToDevice));
+        kc::add(o, db->get(), static_cast<std::int64_t>(n), nullptr);
+      }
+      device_sync();
+#endif
+    });
+  }
 };
 
 struct RmsNormCase final : DecoderCase {
@@ -207,16 +233,53 @@ struct RmsNormCase final : DecoderCase {
     kk::rmsnorm_ref(x.data(), w.data(), rows, dim, 1e-6f, o.data());
     return copy_out(o, x.size(), out);
   }
+  bool has_gpu() const override { return kCudaBuilt; }
+  double max_nmse_gpu() const override { return 1e-13; }
+  bool gpu(std::vector<double>& out) override {
+    return gpu_floats(x.size(), out, [&](float* o) {
+#if defined(KVGATE_HAVE_CUDA)
+      auto dx = to_device(x);
+      auto dw = to_device(w);
+      kc::rmsnorm(dx->get(), dw->get(), rows, dim, 1e-6f, o, nullptr, nullptr);
+      device_sync();
+#endif
+    });
+  }
 };
 
 struct MatmulCase final : DecoderCase {
   int rows, k, cols;
   bool bias;
+  bool bf16;  // inputs exactly representable in bf16; the GPU runs the bf16 cuBLAS GEMM (else fp32)
   std::vector<float> x, w, b;
-  MatmulCase(int rows_, int k_, int cols_, bool bias_) : rows(rows_), k(k_), cols(cols_), bias(bias_) {}
+  MatmulCase(int rows_, int k_, int cols_, bool bias_, bool bf16_ = false)
+      : rows(rows_), k(k_), cols(cols_), bias(bias_), bf16(bf16_) {}
   std::string op() const override { return "MATMUL"; }
   std::string vars() const override {
-    return "rows=" + std::to_string(rows) + ",k=" + std::to_string(k) + ",cols=" + std::to_string(cols) + (bias ? ",bias" : "");
+    return "rows=" + std::to_string(rows) + ",k=" + std::to_string(k) + ",cols=" + std::to_string(cols) + (bias ? ",bias" : "") +
+           (bf16 ? ",bf16" : "");
+  }
+  bool has_gpu() const override { return kCudaBuilt; }
+  // Exact products (bf16 x bf16 fits fp32) and fp32 sums in another order.
+  double max_nmse_gpu() const override { return 1e-11; }
+  bool gpu(std::vector<double>& out) override {
+    return gpu_floats(static_cast<std::size_t>(rows) * cols, out, [&](float* y) {
+#if defined(KVGATE_HAVE_CUDA)
+      kc::Gemm gemm;
+      auto db = to_device(b);
+      if (bf16) {
+        auto dx = to_device(bf16_bits(x));
+        auto dw = to_device(bf16_bits(w));
+        gemm.run(kc::GemmType::kBf16, dx->get(), dw->get(), bias ? db->get() : nullptr, y, rows, k, cols, nullptr);
+        device_sync();
+      } else {
+        auto dx = to_device(x);
+        auto dw = to_device(w);
+        gemm.run(kc::GemmType::kF32, dx->get(), dw->get(), bias ? db->get() : nullptr, y, rows, k, cols, nullptr);
+        device_sync();
+      }
+#endif
+    });
   }
   void init(Rng& rng) override {
     x.resize(static_cast<std::size_t>(rows) * k);
@@ -225,6 +288,10 @@ struct MatmulCase final : DecoderCase {
     fill_normal(rng, x);
     fill_normal(rng, w, 1.0 / std::sqrt(double(k)));
     fill_normal(rng, b);
+    if (bf16) {
+      round_bf16(x);
+      round_bf16(w);
+    }
   }
   std::vector<double> reference() override {
     std::vector<double> r(static_cast<std::size_t>(rows) * cols);
@@ -341,6 +408,19 @@ struct RopeCase final : DecoderCase {
     std::memcpy(o.data(), x.data(), x.size() * sizeof(float));
     kk::rope_ref(o.data(), rows, heads, head_dim, pos.data(), inv.data(), 1.0f);
     return copy_out(o, x.size(), out);
+  }
+  bool has_gpu() const override { return kCudaBuilt; }
+  double max_nmse_gpu() const override { return 1e-14; }
+  bool gpu(std::vector<double>& out) override {
+    return gpu_floats(x.size(), out, [&](float* o) {
+#if defined(KVGATE_HAVE_CUDA)
+      auto di = to_device(inv);
+      auto dp = to_device(pos);
+      KV_CUDA_CHECK(cudaMemcpy(o, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+      kc::rope(o, rows, heads, head_dim, dp->get(), di->get(), 1.0f, nullptr);
+      device_sync();
+#endif
+    });
   }
 };
 
@@ -520,6 +600,31 @@ struct SampleCase final : DecoderCase {
     for (double u : us) out.push_back(kk::sample_ref(logits.data(), n, p, u, ws));
     return true;
   }
+  // Greedy runs on the device (argmax_rows); temperature sampling runs sample_ref on the host in
+  // the CUDA engine too (the row's logits are copied back), so it has no kernel.
+  bool has_gpu() const override { return kCudaBuilt && p.temperature <= 0.0; }
+  double max_nmse_gpu() const override { return 0.0; }
+  bool gpu(std::vector<double>& out) override {
+#if defined(KVGATE_HAVE_CUDA)
+    // Ties: copy the best logit to a later index, so "lowest id wins" is checked.
+    std::vector<float> l = logits;
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+      if (l[i] > l[best]) best = i;
+    if (best + 1 < n) l[n - 1] = l[best];
+    auto dl = to_device(l);
+    auto ids = poisoned_device<int>(1);
+    kc::argmax_rows(dl->get(), 1, n, ids->get(), nullptr);
+    device_sync();
+    int id = -1;
+    ids->download(&id);
+    out.assign(us.size(), id);
+    return true;
+#else
+    (void)out;
+    return false;
+#endif
+  }
 };
 
 void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
@@ -531,6 +636,8 @@ void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   for (auto [r, d] : {std::pair{1, 64}, {17, 256}, {96, 16}}) cases.push_back(std::make_unique<RmsNormCase>(r, d));
   for (auto [r, k, c] : {std::tuple{1, 256, 768}, {5, 100, 37}, {64, 256, 515}, {3, 1024, 64}})
     for (bool b : {false, true}) cases.push_back(std::make_unique<MatmulCase>(r, k, c, b));
+  for (auto [r, k, c] : {std::tuple{1, 4096, 1024}, {7, 256, 515}, {200, 512, 96}})
+    cases.push_back(std::make_unique<MatmulCase>(r, k, c, true, true));
   cases.push_back(std::make_unique<RopeFreqCase>("default", kk::RopeParams{.dim = 128, .theta = 1e6}));
   cases.push_back(std::make_unique<RopeFreqCase>("linear", kk::RopeParams{.type = kk::RopeType::linear, .dim = 64, .theta = 1e4, .factor = 2}));
   cases.push_back(std::make_unique<RopeFreqCase>(
@@ -562,6 +669,7 @@ std::vector<std::unique_ptr<KernelCase>> make_test_cases() {
   std::vector<std::unique_ptr<KernelCase>> cases;
   for (std::size_t n : {1u, 255u, 4097u, 1000003u}) cases.push_back(std::make_unique<AxpyCase>(n));
   add_decoder_cases(cases);
+  add_kv_cases(cases);
   return cases;
 }
 

@@ -28,6 +28,8 @@ std::string command_line(const CompareCli& o, const compare::CompareOptions& opt
   s += " --margin " + compare::fixed(opt.margin, 3) + " --alpha " + compare::fixed(opt.alpha, 3) + " --auc-axis " + o.auc_axis +
        " --errors " + o.errors + " --max-error-rate " + compare::fixed(opt.max_error_rate, 3) + " --bootstrap " +
        std::to_string(opt.bootstrap_replicates) + " --seed " + std::to_string(opt.seed);
+  if (opt.strict_pinning) s += " --strict-pinning";
+  if (!opt.model_config.empty()) s += " --model-config " + opt.model_config;
   return s;
 }
 
@@ -65,6 +67,11 @@ void register_compare(CLI::App& app, Commands& commands) {
   sub->add_option("--bootstrap", opt.bootstrap_replicates, "Replicates of the paired bootstrap cross-check (0: none)")
       ->check(CLI::Range(0, 1000000))->capture_default_str();
   sub->add_option("--seed", opt.seed, "Seed of the bootstrap")->capture_default_str();
+  sub->add_flag("--strict-pinning", opt.strict_pinning,
+                "Exit 2 when baseline and a candidate differ in more than the KV settings (engine version, model, revision, "
+                "attention backend, sampling, max tokens, tasks, kvgate version); without it the differences are listed");
+  sub->add_option("--model-config", opt.model_config,
+                  "The model's config.json: KV capacity estimates (kvgate capacity, H200 defaults) for runs without an engine log");
   sub->add_option("--json", o->json, "Write every number as JSON (docs/compare-json.md)");
   sub->add_flag("--json-trials", o->json_trials, "Also write every task's per-trial pairs into the JSON");
   sub->add_option("--markdown", o->markdown, "Write a Markdown summary (fits a pull-request comment)");
@@ -75,7 +82,8 @@ void register_compare(CLI::App& app, Commands& commands) {
   sub->footer(
       "PASS when every task's one-sided (1-alpha) lower bound of candidate/baseline is above the margin; FAIL when one\n"
       "task's upper bound is below it or its error rate is too high; else INCONCLUSIVE, with the trials that would decide.\n"
-      "Exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input or usage.");
+      "Also printed: pinning differences (run.json, engine logs) and what the candidate gains (KV capacity, ITL, TTFT, E2E,\n"
+      "output tokens/s, paired per trial). Exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input or usage (or --strict-pinning).");
   commands.add(sub, [o] { return run_compare(*o); });
 }
 

@@ -21,6 +21,7 @@ struct RunOptions {
   int top_k = 0;
   bool stream = false, insecure = false, force_new = false, retry_errors = false, fsync = false;
   std::vector<std::string> stop;
+  std::string engine_log;
   std::string extra_body, api_key_env, shard, progress = "auto", ca_bundle;
   std::string kv_params, kv_skip_layers, kv_scales, kernel_switches;  // reference backend
   int threads = 1, max_batch = 32;
@@ -62,6 +63,7 @@ int run(const RunOptions& o, const CLI::App& sub) {
   s.out_dir = o.out;
   s.label = o.label;
   s.kv_format = o.kv_format;
+  s.engine_log = o.engine_log;
   s.backend.kind = o.backend;
   if (o.backend == "openai") {
     if (o.endpoints.empty()) throw Error("--endpoint: missing: pass the server's base URL, e.g. --endpoint http://localhost:8000/v1 (or --backend reference)");
@@ -137,6 +139,9 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_option("--kv-format", o->kv_format,
                   "KV-cache format: the reference decoder's (bf16, fp8_e4m3, int4_per_token_head, ...), or the one the server was "
                   "started with (recorded in run.json and checked against what the engine reports)");
+  sub->add_option("--engine-log", o->engine_log,
+                  "The server's startup log (vLLM, SGLang, TensorRT-LLM): engine version, attention backend as selected, KV cache "
+                  "dtype and scales, KV cache tokens, max concurrency and GPU go into run.json engine.log (docs/engine-log.md)");
   sub->add_option("--device", o->device, "cuda or cpu (reference backend; default cuda when a GPU is present)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   sub->add_option("--kv-params", o->kv_params,

@@ -21,6 +21,12 @@ std::string run_label(const RunDir& run) {
 
 void pair_warnings(Comparison& c, const PairComparison& p) {
   const std::string who = c.runs[p.candidate].label + " vs " + c.runs[p.reference].label + ", task ";
+  if (!p.pinning.differences.empty()) {
+    std::string list;
+    for (const PinnedFact& d : p.pinning.differences) list += (list.empty() ? "" : "; ") + describe(d);
+    c.warnings.push_back(c.runs[p.candidate].label + " vs " + c.runs[p.reference].label + ": not pinned, differs in more than the KV settings: " + list);
+  }
+
   for (const TaskComparison& t : p.tasks) {
     const Accounting& a = t.accounting;
     if (!a.missing_in_candidate.empty())
@@ -49,7 +55,8 @@ Comparison compare_loaded(std::vector<std::shared_ptr<const RunDir>> runs, const
   std::vector<IndexedRun> index;
   for (auto& run : runs) {
     RunInfo info{.label = run_label(*run), .path = run->path, .results = run->results.records.size(),
-                 .torn_tail_bytes = run->results.torn_tail_bytes, .run = run};
+                 .torn_tail_bytes = run->results.torn_tail_bytes, .run = run,
+                 .performance = run_performance(*run, options)};
     if (info.torn_tail_bytes > 0)
       c.warnings.push_back(info.label + ": a cut-short last line of " + std::to_string(info.torn_tail_bytes) + " bytes in " +
                            results_path(info.path) + " was skipped (a killed run; `kvgate run` with the same --out resumes it)");
@@ -61,8 +68,22 @@ Comparison compare_loaded(std::vector<std::shared_ptr<const RunDir>> runs, const
     c.runs.push_back(std::move(info));
   }
 
+  // Pinning first: with --strict-pinning a difference stops here, before any statistics.
+  std::vector<std::string> unpinned;
+  for (std::size_t k = 1; k < runs.size(); ++k) {
+    const Pinning pin = check_pinning(runs[0]->manifest, runs[k]->manifest, c.runs[0].label, c.runs[k].label);
+    for (const PinnedFact& d : pin.differences) unpinned.push_back(c.runs[k].label + ": " + describe(d));
+  }
+  if (options.strict_pinning && !unpinned.empty()) {
+    std::string list;
+    for (const std::string& u : unpinned) list += "\n  " + u;
+    throw Error("--strict-pinning: the baseline " + c.runs[0].label + " and its candidates differ in more than the KV settings:" +
+                list + "\nre-run with everything but the KV settings pinned, or drop --strict-pinning to compare anyway");
+  }
+
   const auto compare_pair = [&](std::size_t r, std::size_t k, bool gating) {
     PairComparison p{.reference = r, .candidate = k, .gating = gating};
+    p.pinning = check_pinning(runs[r]->manifest, runs[k]->manifest, c.runs[r].label, c.runs[k].label);
     p.tasks = pair_tasks(index[r], index[k], options);
     for (TaskComparison& t : p.tasks) {
       const std::uint64_t seed =
@@ -76,6 +97,15 @@ Comparison compare_loaded(std::vector<std::shared_ptr<const RunDir>> runs, const
         }
     }
     adjust_regressions(p.tasks, options.alpha);
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> trials;
+    for (const TaskComparison& t : p.tasks)
+      for (const TrialPair& tp : t.trial_pairs) {
+        auto& v = trials.emplace_back();
+        for (std::uint32_t i = tp.first_result; i < tp.first_result + tp.results; ++i)
+          v.emplace_back(t.result_pairs[i].reference_record, t.result_pairs[i].candidate_record);
+      }
+    p.gains = pair_gains({.reference = *runs[r], .candidate = *runs[k], .trials = trials}, c.runs[r].performance,
+                         c.runs[k].performance, options);
     const std::string ref_label = (r == 0 ? "the baseline " : "the reference ") + c.runs[r].label;
     const std::string cand_label = "the candidate " + c.runs[k].label;
     for (TaskComparison& t : p.tasks) decide_task(t, options.for_task(t.task), ref_label, cand_label);

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "compare/gains.h"
 #include "compare/options.h"
+#include "compare/pinning.h"
 #include "core/run_dir.h"
 #include "stats/interval.h"
 #include "stats/mcnemar.h"
@@ -30,6 +32,7 @@ struct RunInfo {
   std::size_t results = 0;          // lines read
   std::size_t torn_tail_bytes = 0;  // a cut-short last line that was skipped
   std::shared_ptr<const RunDir> run{};  // every record (response, grade details, extra fields) for drill-down
+  RunPerformance performance{};         // latency percentiles and KV capacity (issue #16)
 };
 
 // One (trial, repeat) named in a list (missing, duplicated, flipped). `record` indexes
@@ -193,6 +196,8 @@ struct PairComparison {
   Verdict verdict = Verdict::inconclusive;
   std::vector<std::string> reasons{};
   std::vector<TaskComparison> tasks{};  // by task name
+  Pinning pinning{};  // every difference but the KV settings (issue #16)
+  Gains gains{};      // what the candidate gains: latency ratios, KV capacity (issue #16)
 };
 
 struct Comparison {

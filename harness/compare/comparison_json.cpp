@@ -82,6 +82,68 @@ json bucket(const BucketComparison& b) {
           {"regression", b.regression}};
 }
 
+json percentiles(const std::optional<stats::Percentiles>& p) {
+  if (!p) return nullptr;
+  return {{"n", p->n}, {"mean", num(p->mean)}, {"p50", num(p->p50)}, {"p90", num(p->p90)}, {"p99", num(p->p99)}, {"max", num(p->max)}};
+}
+
+json performance(const RunPerformance& p) {
+  json itl = percentiles(p.itl_ms);
+  if (!itl.is_null()) itl["basis"] = p.itl_basis;
+  json j = {{"timed_results", p.timed_results},
+            {"ttft_ms", percentiles(p.ttft_ms)},
+            {"itl_ms", itl},
+            {"e2e_ms", percentiles(p.e2e_ms)},
+            {"output_tokens_per_s", percentiles(p.output_tokens_per_s)},
+            {"max_concurrency", num(p.max_concurrency)}};
+  j["kv_capacity"] = p.kv_capacity ? json{{"tokens", p.kv_capacity->tokens}, {"source", p.kv_capacity->source}, {"detail", p.kv_capacity->detail}}
+                                   : json(nullptr);
+  return j;
+}
+
+json pinned_fact(const PinnedFact& f) {
+  json j = {{"field", f.field}, {"label", f.label}};
+  if (f.reference) j["reference"] = *f.reference;
+  if (f.candidate) j["candidate"] = *f.candidate;
+  return j;
+}
+
+json pinning(const Pinning& p) {
+  return {{"pinned", p.pinned()},
+          {"differences", list(p.differences, pinned_fact)},
+          {"one_sided", list(p.one_sided, pinned_fact)},
+          {"unrecorded", p.unrecorded},
+          {"warnings", p.warnings}};
+}
+
+json gains(const Gains& g, const CompareOptions& o) {
+  json metrics = json::array();
+  for (const PairedRatio& r : g.ratios)
+    metrics.push_back({{"metric", r.metric},
+                       {"lower_is_better", r.lower_is_better},
+                       {"trials", r.trials},
+                       {"results", r.results},
+                       {"ratio", num(r.ratio)},
+                       {"lo", num(r.interval.lo)},
+                       {"hi", num(r.interval.hi)},
+                       {"p50_ratio", num(r.p50_ratio)},
+                       {"p90_ratio", num(r.p90_ratio)},
+                       {"p99_ratio", num(r.p99_ratio)}});
+  json j = {{"method", "geometric_mean_t"},
+            {"method_text", "geometric mean of per-trial candidate/reference ratios (repeats averaged on the log scale), "
+                            "two-sided Student-t interval on the mean log ratio, exponentiated"},
+            {"confidence", 1.0 - o.alpha},
+            {"metrics", metrics},
+            {"notes", g.notes}};
+  j["kv_capacity"] = g.capacity ? json{{"reference_tokens", g.capacity->reference_tokens},
+                                       {"candidate_tokens", g.capacity->candidate_tokens},
+                                       {"ratio", num(g.capacity->ratio)},
+                                       {"source", g.capacity->source},
+                                       {"estimate", g.capacity->estimate}}
+                                : json(nullptr);
+  return j;
+}
+
 json task(const TaskComparison& t, const CompareOptions& o, const JsonOptions& jo) {
   json j = {{"task", t.task},
             {"verdict", to_string(t.verdict)},
@@ -167,7 +229,9 @@ json to_json(const Comparison& c, const JsonOptions& jo) {
                   {"errors", to_string(o.errors)},
                   {"power", o.power},
                   {"bootstrap_replicates", o.bootstrap_replicates},
-                  {"seed", o.seed}};
+                  {"seed", o.seed},
+                  {"strict_pinning", o.strict_pinning},
+                  {"model_config", o.model_config.empty() ? json(nullptr) : json(o.model_config)}};
   if (!o.task_margins.empty()) j["options"]["task_margins"] = o.task_margins;
   if (!o.informative_tasks.empty()) j["options"]["informative_tasks"] = o.informative_tasks;
   json runs = json::array();
@@ -179,7 +243,8 @@ json to_json(const Comparison& c, const JsonOptions& jo) {
                     {"path", r.path},
                     {"results", r.results},
                     {"torn_tail_bytes", r.torn_tail_bytes},
-                    {"manifest", r.run ? to_json(r.run->manifest) : json(nullptr)}});
+                    {"manifest", r.run ? to_json(r.run->manifest) : json(nullptr)},
+                    {"performance", performance(r.performance)}});
   }
   j["runs"] = runs;
   json pairs = json::array();
@@ -193,6 +258,8 @@ json to_json(const Comparison& c, const JsonOptions& jo) {
                      {"gating", p.gating},
                      {"verdict", to_string(p.verdict)},
                      {"reasons", p.reasons},
+                     {"pinning", pinning(p.pinning)},
+                     {"gains", gains(p.gains, o)},
                      {"tasks", tasks}});
   }
   j["pairs"] = pairs;

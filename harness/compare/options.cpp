@@ -1,6 +1,7 @@
 #include "compare/options.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -23,6 +24,8 @@ void validate(const CompareOptions& o) {
   if (!(o.power > 0.0 && o.power < 1.0)) throw Error("--power " + std::to_string(o.power) + ": must be in (0, 1), e.g. 0.8");
   if (o.bootstrap_replicates < 0 || o.bootstrap_replicates > 1000000)
     throw Error("--bootstrap " + std::to_string(o.bootstrap_replicates) + ": must be in [0, 1000000] (0 turns the cross-check off)");
+  if (!o.model_config.empty() && !std::filesystem::is_regular_file(o.model_config))
+    throw Error("--model-config " + o.model_config + ": no such file; pass the model's Hugging Face config.json");
   for (const auto& [task, margin] : o.task_margins)
     if (!(margin > 0.0 && margin <= 1.0))
       throw Error("margin of task " + task + ": " + std::to_string(margin) + " must be in (0, 1]");

@@ -21,6 +21,8 @@ struct CompareOptions {
   double power = 0.8;            // for trials_needed and the MDE
   int bootstrap_replicates = 1000;  // 0: no bootstrap cross-check
   std::uint64_t seed = 0;        // bootstrap seed
+  bool strict_pinning = false;   // a difference other than the KV settings is an error (exit 2)
+  std::string model_config{};    // config.json for KV capacity estimates when a run has no engine log
   // Per task, from a suite (`kvgate gate`): a task's own margin, and tasks that are compared and
   // reported but never decide a verdict (a suite's `gate: false`).
   std::map<std::string, double> task_margins{};

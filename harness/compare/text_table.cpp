@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "compare/gains_text.h"
 #include "compare/number_format.h"
 
 namespace kvgate::compare {
@@ -53,6 +54,12 @@ std::string format_text(const Comparison& c) {
   for (std::size_t i = 0; i < c.runs.size(); ++i)
     out << (i == 0 ? "  baseline   " : "  candidate  ") << c.runs[i].label << "  (" << c.runs[i].path << ", "
         << c.runs[i].results << " results)\n";
+  // Pinning at the top: a comparison that changed more than the KV settings is read differently.
+  for (const PairComparison& p : c.pairs) {
+    if (!p.gating) continue;
+    out << "\npinning, " << c.runs[p.candidate].label << " vs " << c.runs[p.reference].label << ":\n";
+    for (const std::string& line : pinning_lines(c, p)) out << "  " << line << "\n";
+  }
 
   for (const PairComparison& p : c.pairs) {
     const std::string& ref = c.runs[p.reference].label;
@@ -114,6 +121,8 @@ std::string format_text(const Comparison& c) {
       }
       for (const Finding& f : t.findings) out << "    " << f.severity << ": " << f.check << ": " << f.message << "\n";
     }
+    out << "  what you gain (" << cand << " / " << ref << "):\n";
+    for (const std::string& line : gain_lines(c, p)) out << "    " << line << "\n";
     out << "  " << to_string(p.verdict) << (p.gating ? "" : " (informative)") << ": " << p.reasons.front() << "\n";
   }
   out << "\nverdict: " << to_string(c.verdict);

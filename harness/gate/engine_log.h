@@ -1,6 +1,6 @@
-// The hook of issue #16 (provenance): a configuration's engine startup log (--baseline-engine-log,
+// Issue #16 (provenance): a configuration's engine startup log (--baseline-engine-log,
 // --candidate-engine-log) is parsed into its run.json by `kvgate run --engine-log`. That issue
-// fills apply_engine_log; until then a given log is refused rather than silently ignored.
+// reads it (run.json engine.log, the pinning check and the gains of the reports).
 #pragma once
 #include "gate/configurations.h"
 #include "runner/run_session.h"

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/manifest.h"
+#include "provenance/engine_log.h"
 #include "core/result.h"
 #include "core/results_writer.h"
 #include "core/run_dir.h"
@@ -170,6 +171,12 @@ RunSessionResult run_session(const RunSessionOptions& o) {
   log_verbose("read " + std::to_string(tasks.trials.size()) + " trials in " + clock.lap());
   check_tasks(tasks, o);
   const json identity = run_identity(o, tasks.sha256);
+  // Read before anything is written: an unreadable log is bad input (exit 2), a log with no known line a warning.
+  const json engine_log = o.engine_log.empty() ? json() : provenance::parse_engine_log(o.engine_log);
+  if (!engine_log.is_null()) {
+    for (const json& w : engine_log["warnings"]) log_warn(w.get<std::string>());
+    if (!engine_log["facts"].empty()) log_info("engine log: " + provenance::facts_line(engine_log));
+  }
 
   make_directories(o.out_dir);
   RunDirLock lock(o.out_dir);
@@ -244,7 +251,10 @@ RunSessionResult run_session(const RunSessionOptions& o) {
   } else {
     m.model = o.backend.reference.model_dir;
   }
+  const json previous_log = m.engine.is_object() && m.engine.contains("log") ? m.engine["log"] : json();
   m.engine = description.contains("engine") ? description["engine"] : json::object();
+  if (!engine_log.is_null()) m.engine["log"] = engine_log;
+  else if (!previous_log.is_null()) m.engine["log"] = previous_log;  // a resume without --engine-log keeps it
   // The reference decoder's resolved format record (every parameter, scales, bytes per token);
   // for a server, the format the user declared.
   if (description.contains("kv") && description["kv"].is_object())

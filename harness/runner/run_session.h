@@ -19,6 +19,7 @@ struct RunSessionOptions {
   std::string label;  // "" -> the directory's name
   BackendOptions backend;
   std::string kv_format;  // declared KV format of the server (openai) or the decoder's (reference)
+  std::string engine_log; // the server's startup log (--engine-log): provenance in run.json engine.log
   SamplingParams sampling;
   int repeats = 1;
   Shard shard;

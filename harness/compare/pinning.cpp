@@ -1,0 +1,131 @@
+#include "compare/pinning.h"
+
+#include <optional>
+#include <set>
+
+namespace kvgate::compare {
+
+using nlohmann::json;
+
+namespace {
+
+// A value at a path of a JSON object; nullopt when absent (null is a recorded "unset").
+std::optional<json> at(const json& j, std::initializer_list<const char*> path) {
+  const json* cur = &j;
+  for (const char* k : path) {
+    if (!cur->is_object()) return std::nullopt;
+    const auto it = cur->find(k);
+    if (it == cur->end()) return std::nullopt;
+    cur = &*it;
+  }
+  return *cur;
+}
+
+std::optional<json> text(const std::string& s) { return s.empty() ? std::nullopt : std::optional<json>(s); }
+
+// The first recorded of several sources (the engine log, which says what the engine did, first).
+std::optional<json> first(std::initializer_list<std::optional<json>> sources) {
+  for (const auto& s : sources)
+    if (s) return s;
+  return std::nullopt;
+}
+
+struct Source {
+  std::string field, label;
+  std::optional<json> (*get)(const RunManifest&);
+};
+
+const std::vector<Source>& sources() {
+  static const std::vector<Source> s = {
+      {"kvgate_version", "kvgate version", [](const RunManifest& m) { return text(m.kvgate_version); }},
+      {"backend", "backend", [](const RunManifest& m) { return text(m.backend); }},
+      {"engine", "engine",
+       [](const RunManifest& m) { return first({at(m.engine, {"log", "engine"}), at(m.engine, {"summary", "engine"})}); }},
+      {"engine_version", "engine version",
+       [](const RunManifest& m) {
+         return first({at(m.engine, {"log", "facts", "version"}), at(m.engine, {"summary", "version"})});
+       }},
+      {"model", "model", [](const RunManifest& m) { return text(m.model); }},
+      {"model_loaded", "model the engine loaded", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "model"}); }},
+      {"revision", "model revision", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "revision"}); }},
+      {"attention_backend", "attention backend",
+       [](const RunManifest& m) { return at(m.engine, {"log", "facts", "attention_backend"}); }},
+      {"flash_attn_version", "FlashAttention version",
+       [](const RunManifest& m) { return at(m.engine, {"log", "facts", "flash_attn_version"}); }},
+      {"tensor_parallel", "tensor parallel size",
+       [](const RunManifest& m) { return at(m.engine, {"log", "facts", "tensor_parallel"}); }},
+      {"gpu", "GPU", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "gpu"}); }},
+      {"api", "API", [](const RunManifest& m) { return text(m.api); }},
+      {"max_tokens", "max tokens", [](const RunManifest& m) { return at(m.sampling, {"max_tokens"}); }},
+      {"tasks_sha256", "tasks file (sha256)", [](const RunManifest& m) { return text(m.tasks_sha256); }},
+  };
+  return s;
+}
+
+// Labels that matter when neither run recorded them (the others are noise for hand-made runs).
+const std::set<std::string> kReportUnrecorded = {"engine_version", "attention_backend", "tasks_sha256", "revision"};
+
+bool is_hopper(const json& gpu) {
+  if (!gpu.is_string()) return false;
+  const std::string& g = gpu.get_ref<const std::string&>();
+  for (const char* h : {"H100", "H200", "H800", "H20", "GH200"})
+    if (g.find(h) != std::string::npos) return true;
+  return false;
+}
+
+std::string show(const json& v) { return value_text(v); }
+
+}  // namespace
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "unset";
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string describe(const PinnedFact& f) {
+  const auto side = [](const std::optional<json>& v) { return v ? show(*v) : std::string("(not recorded)"); };
+  return f.label + " " + side(f.reference) + " -> " + side(f.candidate);
+}
+
+Pinning check_pinning(const RunManifest& ref, const RunManifest& cand, const std::string& ref_label,
+                      const std::string& cand_label) {
+  Pinning p;
+  const auto compare_one = [&](const std::string& field, const std::string& label, const std::optional<json>& a,
+                               const std::optional<json>& b) {
+    if (a && b) {
+      if (*a != *b) p.differences.push_back({field, label, *a, *b});
+    } else if (a || b) {
+      p.one_sided.push_back({field, label, a, b});
+    } else if (kReportUnrecorded.count(field)) {
+      p.unrecorded.push_back(label);
+    }
+  };
+  for (const Source& s : sources()) compare_one(s.field, s.label, s.get(ref), s.get(cand));
+  // Sampling, key by key (max_tokens above; seed_per_repeat describes the derivation).
+  std::set<std::string> keys;
+  for (const json* s : {&ref.sampling, &cand.sampling})
+    if (s->is_object())
+      for (const auto& item : s->items()) keys.insert(item.key());
+  for (const std::string& k : keys) {
+    if (k == "max_tokens") continue;
+    const auto a = at(ref.sampling, {k.c_str()}), b = at(cand.sampling, {k.c_str()});
+    compare_one("sampling." + k, "sampling " + k, a, b);
+  }
+
+  for (const PinnedFact& d : p.differences) {
+    if (d.field != "attention_backend") continue;
+    const auto gpu_a = at(ref.engine, {"log", "facts", "gpu"}), gpu_b = at(cand.engine, {"log", "facts", "gpu"});
+    const bool hopper = (gpu_a && is_hopper(*gpu_a)) || (gpu_b && is_hopper(*gpu_b));
+    p.warnings.push_back(
+        "attention backends differ: " + ref_label + " ran on " + show(*d.reference) + ", " + cand_label + " on " +
+        show(*d.candidate) + (hopper ? " (Hopper GPU)" : "") +
+        ". The accuracy difference is then the KV format and the attention kernel together: the seeds' Hopper FP8 "
+        "attention bug (a 128K needle score from 91% to 13%) lived in one backend's FP8 path, and a comparison across "
+        "backends is exactly how it hides or appears. Pin the backend (vLLM: --attention-backend or "
+        "VLLM_ATTENTION_BACKEND; SGLang: --attention-backend) and re-run, or read this result as format + kernel.");
+  }
+  return p;
+}
+
+}  // namespace kvgate::compare

@@ -1,0 +1,411 @@
+// make_cuda_engine (engine.h): the CUDA engine. One worker thread owns the device: callers of
+// generate()/score() queue a request and wait; the worker prefills new requests (chunks of
+// max_rows rows), then runs one decode step for every active sequence together (one forward over
+// a batch of rows, so throughput grows with the batch), samples each (greedy on the device;
+// temperature through kernels::sample_ref on the row's logits, the CPU path's sampler and Rng
+// stream), and finishes sequences on stop tokens, stop strings or the token budget exactly as
+// generate.cpp does. Kernel switches: {"gemm": "bf16" | "fp32"} (the GEMM operand dtype; bf16
+// default), {"attention_splits": N}; anything else is an Error (no silent switch).
+#include <algorithm>
+#include <condition_variable>
+#include <cmath>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "cuda_info.h"
+#include "decoder/engine.h"
+#include "decoder_cuda/cuda_forward.h"
+
+namespace kvgate::decoder {
+
+namespace kc = kernels::cuda;
+
+namespace {
+
+struct Request {
+  bool scoring = false;
+  std::vector<int> prompt, continuation;
+  GenerateOptions gen;
+  PositionFn on_position;
+  std::promise<void> done;
+  Generation generation;
+  ContinuationScore score;
+  // decode state
+  int slot = -1, pos = 0, last = -1;
+  std::unique_ptr<Rng> rng;
+  std::size_t longest_stop = 0;
+};
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)), options_(options) {
+    if (kernels::cuda_device_count() == 0)
+      throw Error("--device cuda: no CUDA device (" + kernels::cuda_describe() + "); use --device cpu");
+    kc::GemmType gemm = kc::GemmType::kBf16;
+    int splits = 0;
+    if (!options_.kernel_switches.is_object()) throw Error("kernel switches must be a JSON object");
+    for (const auto& [key, value] : options_.kernel_switches.items()) {
+      if (key == "gemm" && value.is_string() && (value == "bf16" || value == "fp32")) {
+        gemm = value == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
+      } else if (key == "attention_splits" && value.is_number_integer() && value.get<int>() >= 1 && value.get<int>() <= 128) {
+        splits = value.get<int>();
+      } else {
+        throw Error("kernel switch \"" + key + "\" = " + value.dump() +
+                    " is not supported by --device cuda (known: \"gemm\": \"bf16\" | \"fp32\", \"attention_splits\": 1..128)");
+      }
+    }
+    if (options_.max_batch <= 0) throw Error("--max-batch must be positive");
+    weights_ = CudaWeights::upload(*model_, gemm);
+    forward_ = std::make_unique<CudaForward>(model_->config(), weights_,
+                                             CudaForwardOptions{.kv = options_.kv,
+                                                                .max_rows = std::max(256, options_.max_batch),
+                                                                .max_seqs = options_.max_batch,
+                                                                .splits = splits});
+    for (int s = options_.max_batch - 1; s >= 0; --s) free_slots_.push_back(s);
+    worker_ = std::thread([this] { run(); });
+  }
+
+  ~CudaEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+  Generation generate(std::span<const int> prompt, const GenerateOptions& options) override {
+    if (prompt.empty()) throw Error("generate: the prompt has no tokens");
+    if (!options.stop.empty() && !options.token_text)
+      throw Error("generate: stop strings need a tokenizer to decode text", kExitInternal);
+    for (const std::string& s : options.stop)
+      if (s.empty()) throw Error("stop strings must not be empty");
+    auto r = std::make_unique<Request>();
+    r->prompt.assign(prompt.begin(), prompt.end());
+    r->gen = options;
+    return std::move(submit(std::move(r))->generation);
+  }
+
+  ContinuationScore score(std::span<const int> prompt, std::span<const int> continuation, const PositionFn& on_position) override {
+    if (prompt.empty()) throw Error("score: the prompt has no tokens (the first continuation token needs a context)");
+    if (continuation.empty()) throw Error("score: the continuation has no tokens");
+    auto r = std::make_unique<Request>();
+    r->scoring = true;
+    r->prompt.assign(prompt.begin(), prompt.end());
+    r->continuation.assign(continuation.begin(), continuation.end());
+    r->on_position = on_position;
+    return std::move(submit(std::move(r))->score);
+  }
+
+  KvAbsmax kv_absmax() const override {
+    std::lock_guard<std::mutex> lock(absmax_mu_);
+    return absmax_;
+  }
+
+  nlohmann::json describe() const override {
+    return {{"device", "cuda"},
+            {"gpu", kernels::cuda_describe()},
+            {"kv", forward_->cache().spec().record()},
+            {"kernel_switches", options_.kernel_switches},
+            {"gemm", kc::gemm_type_name(weights_->type)},
+            {"attention", "paged split-K decode, fp32 softmax and accumulation, K/V dequantized in shared memory"},
+            {"max_batch", options_.max_batch},
+            {"max_context", forward_->options().max_context}};
+  }
+
+ private:
+  // Queues the request, waits for the worker, and hands it back (its error rethrown).
+  std::unique_ptr<Request> submit(std::unique_ptr<Request> r) {
+    Request* p = r.get();
+    std::future<void> f = r->done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(r));
+    }
+    cv_.notify_all();
+    std::exception_ptr error;
+    try {
+      f.get();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::unique_ptr<Request> out;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::find_if(finished_.begin(), finished_.end(), [p](const auto& x) { return x.get() == p; });
+      if (it != finished_.end()) {
+        out = std::move(*it);
+        finished_.erase(it);
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    if (!out) throw Error("CUDA engine: a finished request went missing", kExitInternal);
+    return out;
+  }
+
+  // Worker: admit, prefill, decode together, finish.
+  void run() {
+    for (;;) {
+      std::vector<std::unique_ptr<Request>> admitted;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty() || !active_.empty(); });
+        if (stop_ && queue_.empty() && active_.empty()) return;
+        // Every waiting request a slot is free for: prefilled now, then decoded with the others.
+        while (!queue_.empty() && !free_slots_.empty()) {
+          queue_.front()->slot = free_slots_.back();
+          free_slots_.pop_back();
+          admitted.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+      }
+      for (auto& r : admitted) {
+        try {
+          if (r->scoring) {
+            score_request(*r);
+            finish(std::move(r), nullptr);
+          } else if (start_generation(*r)) {
+            finish(std::move(r), nullptr);
+          } else {
+            active_.push_back(std::move(r));
+          }
+        } catch (...) {
+          finish(std::move(r), std::current_exception());
+        }
+      }
+      if (!active_.empty()) {
+        try {
+          decode_step();
+        } catch (...) {
+          const std::exception_ptr e = std::current_exception();
+          for (auto& r : active_) finish(std::move(r), e);
+          active_.clear();
+        }
+      }
+    }
+  }
+
+  // Runs `tokens` of one sequence from position `pos0` in chunks; on_rows(first_row_index, rows)
+  // is called after each chunk whose rows >= logits_from have logits (device buffer).
+  template <class Fn>
+  void prefill(int slot, const std::vector<int>& tokens, int pos0, int logits_from, Fn on_rows) {
+    const int chunk = forward_->options().max_rows, n = static_cast<int>(tokens.size());
+    std::vector<int> seqs, pos;
+    for (int off = 0; off < n; off += chunk) {
+      const int m = std::min(chunk, n - off);
+      seqs.assign(m, slot);
+      pos.resize(m);
+      for (int i = 0; i < m; ++i) pos[i] = pos0 + off + i;
+      const int first = std::clamp(logits_from - off, 0, m);
+      forward_->forward(std::span<const int>(tokens.data() + off, m), seqs, pos, first);
+      if (first < m) on_rows(off + first, m - first);
+    }
+  }
+
+  // Prefill and the first token; true when the request is already finished.
+  bool start_generation(Request& r) {
+    r.generation.prompt_tokens = static_cast<int>(r.prompt.size());
+    r.generation.finish_reason = "length";
+    check_tokens(r.prompt);
+    if (r.gen.max_tokens <= 0) {
+      release(r);
+      return true;
+    }
+    if (static_cast<int>(r.prompt.size()) + r.gen.max_tokens > forward_->options().max_context + 1)
+      throw Error("--device cuda: prompt (" + std::to_string(r.prompt.size()) + " tokens) plus max_tokens (" +
+                  std::to_string(r.gen.max_tokens) + ") exceeds the engine's context of " +
+                  std::to_string(forward_->options().max_context) + " tokens");
+    r.rng = std::make_unique<Rng>(r.gen.seed);
+    for (const std::string& s : r.gen.stop) r.longest_stop = std::max(r.longest_stop, s.size());
+    int token = -1;
+    prefill(r.slot, r.prompt, 0, static_cast<int>(r.prompt.size()) - 1, [&](int, int rows) { token = pick(r, rows - 1); });
+    r.pos = static_cast<int>(r.prompt.size());
+    return accept(r, token);
+  }
+
+  // The next token of logits row `row` of the last forward (greedy on the device).
+  int pick(Request& r, int row) {
+    if (r.gen.sampler.temperature <= 0.0) {
+      std::vector<int> ids(row + 1);
+      forward_->argmax(row + 1, ids.data());
+      return ids[row];
+    }
+    const int vocab = model_->config().vocab_size;
+    host_logits_.resize(static_cast<std::size_t>(row + 1) * vocab);
+    forward_->logits_to_host(row + 1, host_logits_.data());
+    return kernels::sample_ref(host_logits_.data() + static_cast<std::size_t>(row) * vocab, vocab, r.gen.sampler,
+                               r.rng->uniform(), sampler_ws_);
+  }
+
+  // generate.cpp's stop rules; true when finished.
+  bool accept(Request& r, int token) {
+    Generation& g = r.generation;
+    g.tokens.push_back(token);
+    const GenerateOptions& o = r.gen;
+    if (std::find(o.stop_token_ids.begin(), o.stop_token_ids.end(), token) != o.stop_token_ids.end()) {
+      g.finish_reason = "stop";
+      return true;
+    }
+    if (o.token_text) {
+      const std::size_t before = g.text.size();
+      g.text += o.token_text(token);
+      const std::size_t from = before >= r.longest_stop ? before - r.longest_stop + 1 : 0;
+      std::size_t cut = std::string::npos;
+      for (const std::string& s : o.stop) cut = std::min(cut, g.text.find(s, from));
+      if (cut != std::string::npos) {
+        g.text.resize(cut);
+        g.finish_reason = "stop";
+        return true;
+      }
+    }
+    if (static_cast<int>(g.tokens.size()) >= o.max_tokens) return true;
+    r.last = token;
+    return false;
+  }
+
+  void decode_step() {
+    const int b = static_cast<int>(active_.size());
+    std::vector<int> tokens(b), seqs(b), pos(b);
+    for (int i = 0; i < b; ++i) {
+      tokens[i] = active_[i]->last;
+      seqs[i] = active_[i]->slot;
+      pos[i] = active_[i]->pos;
+    }
+    forward_->forward(tokens, seqs, pos, 0);
+    bool any_sampled = false;
+    for (auto& r : active_) any_sampled |= r->gen.sampler.temperature > 0.0;
+    std::vector<int> greedy(b);
+    forward_->argmax(b, greedy.data());
+    const int vocab = model_->config().vocab_size;
+    if (any_sampled) {
+      host_logits_.resize(static_cast<std::size_t>(b) * vocab);
+      forward_->logits_to_host(b, host_logits_.data());
+    }
+    std::vector<std::unique_ptr<Request>> still;
+    for (int i = 0; i < b; ++i) {
+      Request& r = *active_[i];
+      ++r.pos;
+      const int token = r.gen.sampler.temperature <= 0.0
+                            ? greedy[i]
+                            : kernels::sample_ref(host_logits_.data() + static_cast<std::size_t>(i) * vocab, vocab,
+                                                  r.gen.sampler, r.rng->uniform(), sampler_ws_);
+      bool done = false;
+      try {
+        done = accept(r, token);
+      } catch (...) {
+        finish(std::move(active_[i]), std::current_exception());
+        continue;
+      }
+      if (done) finish(std::move(active_[i]), nullptr);
+      else still.push_back(std::move(active_[i]));
+    }
+    active_ = std::move(still);
+  }
+
+  void score_request(Request& r) {
+    check_tokens(r.prompt);
+    const int vocab = model_->config().vocab_size;
+    for (int t : r.continuation)
+      if (t < 0 || t >= vocab)
+        throw Error("score: continuation token id " + std::to_string(t) + " is outside the vocabulary of " +
+                    std::to_string(vocab));
+    std::vector<int> tokens(r.prompt);
+    tokens.insert(tokens.end(), r.continuation.begin(), r.continuation.end() - 1);
+    if (static_cast<int>(tokens.size()) > forward_->options().max_context)
+      throw Error("--device cuda: scoring " + std::to_string(tokens.size()) + " tokens exceeds the engine's context of " +
+                  std::to_string(forward_->options().max_context) + " tokens");
+    const int slot = r.slot;
+    const int n = static_cast<int>(r.continuation.size());
+    const int offset = static_cast<int>(r.prompt.size()) - 1;
+    ContinuationScore& s = r.score;
+    s.logprobs.resize(n);
+    prefill(slot, tokens, 0, offset, [&](int first, int rows) {
+      host_logits_.resize(static_cast<std::size_t>(rows) * vocab);
+      forward_->logits_to_host(rows, host_logits_.data());
+      for (int k = 0; k < rows; ++k) {
+        const float* logits = host_logits_.data() + static_cast<std::size_t>(k) * vocab;
+        const int i = first + k - offset;
+        double mx = -INFINITY;
+        int best = 0;
+        for (int v = 0; v < vocab; ++v)
+          if (logits[v] > mx) {
+            mx = logits[v];
+            best = v;
+          }
+        double sum = 0.0;
+        for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(logits[v]) - mx);
+        s.logprobs[i] = static_cast<double>(logits[r.continuation[i]]) - mx - std::log(sum);
+        s.total += s.logprobs[i];
+        s.greedy_matches += best == r.continuation[i];
+        if (r.on_position) r.on_position(i, std::span<const float>(logits, vocab));
+      }
+    });
+  }
+
+  void check_tokens(const std::vector<int>& tokens) const {
+    const int vocab = model_->config().vocab_size;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i] < 0 || tokens[i] >= vocab)
+        throw Error("token id " + std::to_string(tokens[i]) + " (at index " + std::to_string(i) +
+                    ") is outside the model's vocabulary of " + std::to_string(vocab) +
+                    ": the tokenizer does not match the checkpoint");
+  }
+
+  void release(Request& r) {
+    if (r.slot < 0) return;
+    forward_->cache().release(r.slot);
+    std::lock_guard<std::mutex> lock(mu_);
+    free_slots_.push_back(r.slot);
+    r.slot = -1;
+  }
+
+  void finish(std::unique_ptr<Request> r, std::exception_ptr error) {
+    try {
+      release(*r);
+      KvAbsmax a;
+      forward_->absmax(a.k, a.v);
+      std::lock_guard<std::mutex> lock(absmax_mu_);
+      absmax_ = std::move(a);
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+    Request* p = r.get();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      finished_.push_back(std::move(r));  // kept alive until the caller has read its result
+    }
+    if (error) p->done.set_exception(error);
+    else p->done.set_value();
+  }
+
+  std::shared_ptr<const Model> model_;
+  EngineOptions options_;
+  std::shared_ptr<CudaWeights> weights_;
+  std::unique_ptr<CudaForward> forward_;
+  std::vector<float> host_logits_;
+  kernels::SamplerWorkspace sampler_ws_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::deque<std::unique_ptr<Request>> queue_;
+  std::vector<std::unique_ptr<Request>> active_;    // worker thread only
+  std::vector<std::unique_ptr<Request>> finished_;
+  std::vector<int> free_slots_;
+  std::thread worker_;
+
+  mutable std::mutex absmax_mu_;
+  KvAbsmax absmax_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(std::shared_ptr<const Model> model, const EngineOptions& options) {
+  return std::make_unique<CudaEngine>(std::move(model), options);
+}
+
+}  // namespace kvgate::decoder

@@ -1,0 +1,63 @@
+// The CUDA kernels of the reference decoder's forward pass (issue #12), on device pointers and one
+// stream. Each has a CPU twin in ops_ref.h (tests/test-kernels.cpp checks both): embedding,
+// RMSNorm (also Qwen3's q/k norm), RoPE, SwiGLU, residual add, greedy sampling, and the GEMM
+// through cuBLAS (bf16 operands, fp32 accumulation and output). The residual stream and every
+// norm/RoPE/softmax step are fp32; matrices take bf16 inputs (the engines' dtype).
+// Only in a CUDA build (KVGATE_HAVE_CUDA); kv_paged_cuda.h holds the cache and attention.
+#pragma once
+#if defined(KVGATE_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace kvgate::kernels::cuda {
+
+using bf16_t = std::uint16_t;  // raw bf16 bits (float_formats.h's f32_to_bf16 rounding: RNE)
+
+// out[i][:] = widen(table[ids[i]][:]): rows of a bf16 table into fp32.
+void embedding(const bf16_t* table, int dim, const int* ids, int n, float* out, cudaStream_t s);
+// out[i] = x[i] + y[i] (out may alias x). With bias: x[r][c] += bias[c] for rows x cols (y null).
+void add(float* x, const float* y, std::int64_t n, cudaStream_t s);
+void add_bias(float* x, const float* bias, int rows, int cols, cudaStream_t s);
+// out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)) in fp32; into fp32 and/or bf16
+// (either output may be null; out_f32 may alias gate).
+void swiglu(const float* gate, const float* up, std::int64_t n, float* out_f32, bf16_t* out_bf16, cudaStream_t s);
+// fp32 -> bf16 (RNE), for GEMM inputs.
+void to_bf16(const float* x, std::int64_t n, bf16_t* out, cudaStream_t s);
+// rmsnorm_ref on rows of dim: fp64 sum of squares, fp32 scaling. out_f32 may alias x; either
+// output may be null.
+void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, float* out_f32, bf16_t* out_bf16,
+             cudaStream_t s);
+// rope_ref in place: x [rows][heads][head_dim], row r at positions[r] (device); cos/sin of the fp32
+// angle in fp64, as the twin.
+void rope(float* x, int rows, int heads, int head_dim, const int* positions, const float* inv_freq,
+          float attention_scaling, cudaStream_t s);
+// Greedy: ids[r] = argmax of logits[r][0..n) (ties: lowest id).
+void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s);
+
+// The GEMM operand dtype: bf16 (tensor cores, fp32 accumulation; the default) or fp32 (plain fp32
+// arithmetic, no TF32: a parity mode that matches the CPU path to rounding).
+enum class GemmType { kBf16, kF32 };
+const char* gemm_type_name(GemmType t);
+
+// p[i] = offset + scale * u_i, u_i uniform in [-1, 1) from a counter hash of (seed, i): random
+// weights generated on the device (benchmarks of large shapes), in bf16 or fp32.
+void fill_random(void* p, std::int64_t n, GemmType type, std::uint64_t seed, float scale, float offset, cudaStream_t s);
+
+// cuBLAS: y[rows][cols] (fp32) = x[rows][k] * w[cols][k]^T (+ bias[cols]), x and w both of `type`,
+// fp32 accumulation (CUBLAS_COMPUTE_32F).
+class Gemm {
+ public:
+  Gemm();
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+  void run(GemmType type, const void* x, const void* w, const float* bias, float* y, int rows, int k, int cols,
+           cudaStream_t s);
+
+ private:
+  void* handle_ = nullptr;  // cublasHandle_t
+};
+
+}  // namespace kvgate::kernels::cuda
+#endif

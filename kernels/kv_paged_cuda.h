@@ -1,0 +1,156 @@
+// The CUDA engine's KV cache: a paged pool per layer holding exactly the bytes the format's codec
+// writes (kv_head_codec.h's slots, the same __host__ __device__ codec functions), and the attention
+// that reads it: split-K flash-decoding over pages, dequantizing K and V in registers/shared memory
+// with fp32 accumulation, for a batch of sequences and for chunks of prefill rows alike.
+//
+// Layout of one layer's K (and V) pool: [page][kv_head][page_tokens][k_bytes] (a page holds
+// page_tokens consecutive tokens of one sequence; one (page, head) region is contiguous). Each
+// sequence has a row of the block table: page ids for its tokens 0, P, 2P, ...
+// Only in a CUDA build (KVGATE_HAVE_CUDA). Every format but kivi2 (whose key groups span tokens).
+#pragma once
+#if defined(KVGATE_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "codec_per_token_head.h"
+#include "fp8_formats.h"
+#include "kv_format.h"
+
+namespace kvgate::kernels::cuda {
+
+// The codec families the attention kernel is instantiated for.
+enum class KvFamily : int {
+  kF32, kBf16, kF16, kFp8Tensor, kFp8Pth, kInt8Pth, kInt4Pth, kNvfp4, kQ8_0, kQ4_0, kTqFp8Key, kTqMse, kCount
+};
+const char* kv_family_name(KvFamily f);
+
+// One layer's codec as kernels see it (by value; pointers are device memory owned by the cache).
+struct KvLayerCodec {
+  KvFamily family = KvFamily::kBf16;
+  int head_dim = 0, k_bytes = 0, v_bytes = 0;
+  bool round_bf16 = true;                  // inputs rounded to bf16 before encoding
+  Fp8Kind fp8_kind = Fp8Kind::kE4M3;       // kFp8Tensor
+  IntRounding rounding = IntRounding::kRne;  // kInt8Pth
+  const float* k_scales = nullptr;         // [kv_heads]: fp8 per-tensor dequant scales, nvfp4 tensor scales
+  const float* v_scales = nullptr;
+  const float* signs = nullptr;            // kInt4Pth: [head_dim] Hadamard signs, or null (no rotation)
+  int k_rot = 0, v_rot = 0;                // kQ8_0/kQ4_0 rotation blocks (0: none)
+  int key_bits = 0, value_bits = 0;        // TurboQuant
+  bool norm_correction = false;
+  const float* centroids = nullptr;        // kTqMse: [2^key_bits]
+  const float* midpoints = nullptr;        // kTqMse: [2^key_bits - 1]
+};
+
+// Largest head_dim the kernels take; query vectors (GQA group x rows) per attention tile.
+constexpr int kMaxHeadDim = 256;
+constexpr int kMaxTileQ = 16;
+
+struct PagedKvOptions {
+  int page_tokens = 64;      // the attention tile: must stay 64
+  int max_seqs = 1;          // rows of the block table
+  int max_tokens_per_seq = 0;
+  int num_pages = 0;         // pool size per layer (0: max_seqs * pages per sequence)
+};
+
+// The pools, block table and codec tables of every layer. Page bookkeeping is on the host; the
+// block table is mirrored to the device by sync_block_table(). Not thread-safe.
+class PagedKvCache {
+ public:
+  PagedKvCache(const KvFormatSpec& spec, const PagedKvOptions& options);
+  ~PagedKvCache();
+  PagedKvCache(const PagedKvCache&) = delete;
+  PagedKvCache& operator=(const PagedKvCache&) = delete;
+
+  const KvFormatSpec& spec() const { return spec_; }
+  const PagedKvOptions& options() const { return o_; }
+  int max_pages_per_seq() const { return max_pages_; }
+  const KvLayerCodec& codec(int layer) const { return codecs_[layer]; }
+  std::uint8_t* k_pool(int layer) const { return k_pool_[layer]; }
+  std::uint8_t* v_pool(int layer) const { return v_pool_[layer]; }
+  const int* block_table() const { return d_table_; }  // device [max_seqs][max_pages_per_seq]
+  float* absmax() const { return d_absmax_; }           // device [layers][kv_heads][2] (K, V)
+  // Pool bytes of all layers (what one full cache holds), for reports and bandwidth numbers.
+  double pool_bytes() const;
+
+  // Gives sequence `seq` pages for `tokens` tokens (keeps its existing pages); Error when the pool
+  // is exhausted. release() returns them. Call sync_block_table() before kernels read the table
+  // (it copies only after a change).
+  void reserve(int seq, int tokens);
+  void release(int seq);
+  void sync_block_table(cudaStream_t s);
+  // Stored bytes of one (page, head) region of a layer: K and V.
+  std::size_t k_region_bytes(int layer) const;
+  std::size_t v_region_bytes(int layer) const;
+  int page_of(int seq, int token) const { return table_[static_cast<std::size_t>(seq) * max_pages_ + token / o_.page_tokens]; }
+
+ private:
+  KvFormatSpec spec_;
+  PagedKvOptions o_;
+  int max_pages_ = 0;
+  std::vector<KvLayerCodec> codecs_;
+  std::vector<std::uint8_t*> k_pool_, v_pool_;
+  std::vector<void*> owned_;  // device tables (scales, signs, centroids)
+  std::vector<int> table_;    // host block table, -1 = none
+  std::vector<int> free_;     // free page ids
+  std::vector<int> seq_pages_;
+  bool dirty_ = true;  // the host table changed since the last sync
+  int* d_table_ = nullptr;
+  float* d_absmax_ = nullptr;
+};
+
+// Writes rows of K and V (fp32 [rows][kv_heads*head_dim], after k-norm and RoPE) into their slots:
+// row r is token row_pos[r] of sequence row_seq[r] (pages reserved, table synced). Bit-identical to
+// the host codec (this translation unit is built without FMA contraction). Also raises absmax
+// [kv_heads][2] to the largest |value| written (after the input rounding).
+struct KvWriteArgs {
+  const float* k = nullptr;
+  const float* v = nullptr;
+  const int* row_seq = nullptr;  // device [rows]
+  const int* row_pos = nullptr;  // device [rows]
+  int rows = 0, kv_heads = 0;
+  const int* block_table = nullptr;
+  int max_pages = 0, page_tokens = 64;
+  std::uint8_t* k_pool = nullptr;
+  std::uint8_t* v_pool = nullptr;
+  float* absmax = nullptr;  // this layer's [kv_heads][2], or null
+};
+void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
+
+// Attention of query rows over the paged cache. Rows are grouped in tiles: a tile is consecutive
+// rows of one sequence with ascending positions (decode: one row per sequence; prefill: up to
+// kMaxTileQ / group rows). Query row r at position row_pos[r] attends to tokens
+// max(0, pos - window + 1) .. pos of its sequence (window 0: all). Scores = fp32 dot * scale, online
+// softmax in fp32, P.V accumulated in fp32; `splits` blocks share each tile's pages and a second
+// kernel merges them (flash-decoding). bf16/fp16 caches with head_dim 128 and at most 4 query
+// vectors a tile (decode, GQA <= 4) take a register-only fast path; the rest a shared-memory
+// kernel that decodes each page through the codec.
+struct AttentionTile {
+  int seq, row0, rows;
+};
+struct PagedAttentionArgs {
+  const float* q = nullptr;        // [rows][heads*head_dim]
+  float* out = nullptr;            // [rows][heads*head_dim]
+  const int* row_pos = nullptr;    // device [rows]
+  const AttentionTile* tiles = nullptr;  // device [num_tiles]
+  int num_tiles = 0, heads = 0, kv_heads = 0, window = 0;
+  int max_tile_rows = 0;           // the most rows any tile holds (picks the kernel instantiation)
+  int max_ctx = 0;                 // largest position + 1 of any row (sizes the split)
+  float scale = 1.0f;
+  const int* block_table = nullptr;
+  int max_pages = 0, page_tokens = 64;
+  const std::uint8_t* k_pool = nullptr;
+  const std::uint8_t* v_pool = nullptr;
+  int splits = 0;                  // 0: chosen from the grid size and max_ctx
+  float* workspace = nullptr;      // attention_workspace_floats(...) floats
+};
+int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
+std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);
+void paged_attention(const KvLayerCodec& codec, const PagedAttentionArgs& a, cudaStream_t s);
+
+// Rows per tile for a GQA group (kMaxTileQ query vectors per tile).
+inline int attention_rows_per_tile(int group) { return group >= kMaxTileQ ? 1 : kMaxTileQ / group; }
+
+}  // namespace kvgate::kernels::cuda
+#endif

@@ -1,0 +1,101 @@
+// kv_write (kv_paged_cuda.h): one thread encodes one (row, KV head) vector of K or V into its slot
+// with the same __host__ __device__ codec functions as the host stores. Built with -fmad=false
+// (kernels/CMakeLists.txt) so no multiply-add is contracted: the bytes equal the host codec's.
+#include <string>
+
+#include "cuda_check.cuh"
+#include "kv_codecs.h"
+#include "kv_paged_cuda.h"
+
+namespace kvgate::kernels::cuda {
+
+namespace {
+
+__device__ void encode_slot(const KvLayerCodec& c, bool is_k, int head, float* x, float* scratch, std::uint8_t* out) {
+  const int d = c.head_dim;
+  switch (c.family) {
+    case KvFamily::kF32:
+      for (int i = 0; i < d; ++i) store_f32_le(out + 4 * i, x[i]);
+      break;
+    case KvFamily::kBf16:
+      for (int i = 0; i < d; ++i) store_u16_le(out + 2 * i, f32_to_bf16(x[i]));
+      break;
+    case KvFamily::kF16:
+      for (int i = 0; i < d; ++i) store_u16_le(out + 2 * i, f32_to_f16(x[i]));
+      break;
+    case KvFamily::kFp8Tensor:
+      fp8_tensor_encode_row(x, d, (is_k ? c.k_scales : c.v_scales)[head], c.fp8_kind, out);
+      break;
+    case KvFamily::kFp8Pth:
+      store_f32_le(out + d, fp8_pth_encode(x, d, out));
+      break;
+    case KvFamily::kInt8Pth:
+      store_f32_le(out + d, int8_pth_encode(x, d, c.rounding, reinterpret_cast<std::int8_t*>(out)));
+      break;
+    case KvFamily::kInt4Pth:
+      if (c.signs) {
+        rht_forward_inplace(x, c.signs, d);
+        if (c.round_bf16)
+          for (int i = 0; i < d; ++i) x[i] = bf16_to_f32(f32_to_bf16(x[i]));
+      }
+      store_u32_le(out + d / 2, int4_pth_encode(x, d, out));
+      break;
+    case KvFamily::kNvfp4:
+      nvfp4_encode_head(x, d, (is_k ? c.k_scales : c.v_scales)[head], out);
+      break;
+    case KvFamily::kQ8_0:
+    case KvFamily::kQ4_0: {
+      const int rot = is_k ? c.k_rot : c.v_rot;
+      if (rot) hadamard_blocks_inplace(x, d, rot);
+      const bool q8 = c.family == KvFamily::kQ8_0;
+      const int bb = q8 ? kQ8_0Bytes : kQ4_0Bytes;
+      for (int b = 0; b < d / kGgmlBlock; ++b) {
+        if (q8) q8_0_encode_block(x + b * kGgmlBlock, out + b * bb);
+        else q4_0_encode_block(x + b * kGgmlBlock, out + b * bb);
+      }
+      break;
+    }
+    case KvFamily::kTqFp8Key:
+    case KvFamily::kTqMse:
+      if (!is_k) tq_value_encode(x, d, c.value_bits, out);
+      else if (c.family == KvFamily::kTqFp8Key) tq_key_encode_fp8(x, d, out);
+      else tq_key_encode_mse(x, d, c.key_bits, c.midpoints, scratch, out);
+      break;
+    default:
+      break;
+  }
+}
+
+__global__ void kv_write_kernel(KvLayerCodec c, KvWriteArgs a) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= a.rows * a.kv_heads * 2) return;
+  const bool is_k = (idx & 1) == 0;
+  const int head = (idx >> 1) % a.kv_heads, r = (idx >> 1) / a.kv_heads;
+  const int d = c.head_dim;
+  float x[kMaxHeadDim], scratch[kMaxHeadDim];
+  const float* src = (is_k ? a.k : a.v) + (static_cast<std::int64_t>(r) * a.kv_heads + head) * d;
+  float amax = 0.0f;
+  for (int i = 0; i < d; ++i) {
+    x[i] = c.round_bf16 || c.family == KvFamily::kBf16 ? bf16_to_f32(f32_to_bf16(src[i])) : src[i];
+    amax = fmaxf(amax, fabsf(x[i]));
+  }
+  const int pos = a.row_pos[r], seq = a.row_seq[r];
+  const int page = a.block_table[static_cast<std::int64_t>(seq) * a.max_pages + pos / a.page_tokens];
+  const int bytes = is_k ? c.k_bytes : c.v_bytes;
+  std::uint8_t* out = (is_k ? a.k_pool : a.v_pool) +
+                      ((static_cast<std::int64_t>(page) * a.kv_heads + head) * a.page_tokens + pos % a.page_tokens) * bytes;
+  for (int i = 0; i < bytes; ++i) out[i] = 0;
+  encode_slot(c, is_k, head, x, scratch, out);
+  if (a.absmax) atomicMax(reinterpret_cast<int*>(a.absmax + head * 2 + (is_k ? 0 : 1)), __float_as_int(amax));
+}
+
+}  // namespace
+
+void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s) {
+  if (a.rows <= 0) return;
+  const int n = a.rows * a.kv_heads * 2, threads = 64;
+  kv_write_kernel<<<(n + threads - 1) / threads, threads, 0, s>>>(codec, a);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace kvgate::kernels::cuda

@@ -1,0 +1,569 @@
+// paged_attention (kv_paged_cuda.h): split-K flash-decoding over the paged, quantized cache.
+//
+// A block (128 threads) takes one tile of query vectors (GQA group x rows of one sequence), one KV
+// head and one split of the pages the tile needs. Per page (64 tokens): the raw K and V bytes of
+// the (page, head) regions are copied to shared memory with coalesced 16-byte loads; K is decoded
+// into an fp32 tile (element-parallel for plain formats, one thread per token through the codec
+// functions otherwise), scores are fp32 dots; an online softmax (fp32) rescales the running sums;
+// V is decoded into the same tile and P.V accumulates in fp32 registers (thread = dimension). A
+// second kernel merges the splits. Exact by default: no reduced-precision step anywhere.
+#include <algorithm>
+#include <string>
+
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include "cuda_check.cuh"
+#include "kv_codecs.h"
+#include "kv_paged_cuda.h"
+
+namespace kvgate::kernels::cuda {
+
+namespace {
+
+constexpr int kTile = 64, kThreads = 128;
+
+template <KvFamily F>
+constexpr bool elementwise_family() {
+  return F == KvFamily::kF32 || F == KvFamily::kBf16 || F == KvFamily::kF16 || F == KvFamily::kFp8Tensor;
+}
+
+// Element j of a plain-format slot (aligned loads: the pools are little-endian like the device).
+template <KvFamily F>
+__device__ __forceinline__ float decode_element(const KvLayerCodec& c, const std::uint8_t* slot, int j, float scale) {
+  if constexpr (F == KvFamily::kF32) return reinterpret_cast<const float*>(slot)[j];
+  else if constexpr (F == KvFamily::kBf16) return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(slot)[j]);
+  else if constexpr (F == KvFamily::kF16) return f16_to_f32(reinterpret_cast<const std::uint16_t*>(slot)[j]);
+  else return fp8_tensor_decode(slot[j], scale, c.fp8_kind);
+}
+
+// A whole slot through the codec (one thread), into out[head_dim] (shared memory).
+template <KvFamily F>
+__device__ void decode_slot(const KvLayerCodec& c, bool is_k, int head, const std::uint8_t* in, float* out) {
+  const int d = c.head_dim;
+  if constexpr (F == KvFamily::kFp8Pth) {
+    fp8_pth_decode(in, d, load_f32_le(in + d), out);
+  } else if constexpr (F == KvFamily::kInt8Pth) {
+    int8_pth_decode(reinterpret_cast<const std::int8_t*>(in), d, load_f32_le(in + d), out);
+  } else if constexpr (F == KvFamily::kInt4Pth) {
+    int4_pth_decode(in, d, load_u32_le(in + d / 2), out);
+    if (c.signs) rht_inverse_inplace(out, c.signs, d);
+  } else if constexpr (F == KvFamily::kNvfp4) {
+    nvfp4_decode_head(in, d, (is_k ? c.k_scales : c.v_scales)[head], out);
+  } else if constexpr (F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0) {
+    constexpr bool q8 = F == KvFamily::kQ8_0;
+    constexpr int bb = q8 ? kQ8_0Bytes : kQ4_0Bytes;
+    for (int b = 0; b < d / kGgmlBlock; ++b) {
+      if (q8) q8_0_decode_block(in + b * bb, out + b * kGgmlBlock);
+      else q4_0_decode_block(in + b * bb, out + b * kGgmlBlock);
+    }
+    const int rot = is_k ? c.k_rot : c.v_rot;
+    if (rot) hadamard_blocks_inplace(out, d, rot);
+  } else if constexpr (F == KvFamily::kTqFp8Key || F == KvFamily::kTqMse) {
+    if (!is_k) tq_value_decode(in, d, c.value_bits, out);
+    else if (F == KvFamily::kTqFp8Key) tq_key_decode_fp8(in, d, out);
+    else tq_key_decode_mse(in, d, c.key_bits, c.centroids, c.norm_correction, out);
+  }
+}
+
+// Decodes the 64 tokens of a page into the K and V tiles [64][ld]; tokens >= valid become zeros.
+// Plain formats: every thread, element-parallel, straight from the (page, head) regions in global
+// memory (coalesced: consecutive threads read consecutive elements). Codec formats: the regions
+// were staged to shared memory; threads 0-63 decode K slots, 64-127 V slots, one slot each.
+template <KvFamily F>
+__device__ void decode_page(const KvLayerCodec& c, int head, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
+                            float* k_tile, float* v_tile, int ld) {
+  const int d = c.head_dim;
+  if constexpr (elementwise_family<F>()) {
+    const float ks = F == KvFamily::kFp8Tensor ? c.k_scales[head] : 1.0f;
+    const float vs = F == KvFamily::kFp8Tensor ? c.v_scales[head] : 1.0f;
+    const int cols = d < kThreads ? d : kThreads, rows_step = kThreads / cols;
+    for (int j = threadIdx.x % cols; j < d; j += cols)
+      for (int t = threadIdx.x / cols; t < kTile; t += rows_step) {
+        const bool ok = t < valid;
+        k_tile[t * ld + j] = ok ? decode_element<F>(c, k_src + t * c.k_bytes, j, ks) : 0.0f;
+        v_tile[t * ld + j] = ok ? decode_element<F>(c, v_src + t * c.v_bytes, j, vs) : 0.0f;
+      }
+  } else {
+    const bool is_k = threadIdx.x < kTile;
+    const int t = threadIdx.x & (kTile - 1);
+    float* row = (is_k ? k_tile : v_tile) + t * ld;
+    if (t < valid) decode_slot<F>(c, is_k, head, is_k ? k_src + t * c.k_bytes : v_src + t * c.v_bytes, row);
+    else
+      for (int j = 0; j < d; ++j) row[j] = 0.0f;
+  }
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Copies `bytes` (a multiple of 16, both pointers 16-byte aligned) with every thread.
+__device__ __forceinline__ void stage(std::uint8_t* dst, const std::uint8_t* src, int bytes) {
+  const uint4* s = reinterpret_cast<const uint4*>(src);
+  uint4* o = reinterpret_cast<uint4*>(dst);
+  for (int i = threadIdx.x; i < bytes / 16; i += kThreads) o[i] = __ldg(s + i);
+}
+
+// Shared memory: K and V tiles [64][d+1], Q [NQ][d], S [NQ][64], m/l/alpha/qpos/qfirst [NQ]; then,
+// for codec formats only, the raw K and V bytes of the page.
+struct SmemLayout {
+  int ld, tile, q, s, nq, raw_k, raw_v;
+  __host__ __device__ SmemLayout(int d, int nq_, int k_bytes, int v_bytes, bool staged)
+      : ld(d + 1), tile(kTile * (d + 1)), q(nq_ * d), s(nq_ * kTile), nq(nq_), raw_k(staged ? kTile * k_bytes : 0),
+        raw_v(staged ? kTile * v_bytes : 0) {}
+  __host__ __device__ int float_count() const { return 2 * tile + q + s + 5 * nq; }
+  __host__ __device__ int raw_offset() const { return ((float_count() + 3) / 4) * 16; }
+  __host__ __device__ int bytes() const { return raw_offset() + raw_k + raw_v; }
+};
+
+// NQ: the query vectors a block holds (4 for GQA-4 decode, 16 otherwise); loops over NQ unroll.
+template <KvFamily F, int NQ>
+__global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+  extern __shared__ float4 smem4[];
+  float* smem = reinterpret_cast<float*>(smem4);
+  constexpr bool staged = !elementwise_family<F>();
+  const int d = c.head_dim;
+  const SmemLayout L(d, NQ, c.k_bytes, c.v_bytes, staged);
+  float* k_tile = smem;
+  float* v_tile = k_tile + L.tile;
+  float* Qs = v_tile + L.tile;
+  float* S = Qs + L.q;
+  float* m_s = S + L.s;
+  float* l_s = m_s + NQ;
+  float* alpha_s = l_s + NQ;
+  int* qpos = reinterpret_cast<int*>(alpha_s + NQ);
+  int* qfirst = qpos + NQ;
+  std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(smem4) + L.raw_offset();
+  std::uint8_t* raw_v = raw_k + L.raw_k;
+
+  const AttentionTile tl = a.tiles[blockIdx.z];
+  const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
+  const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+  for (int i = threadIdx.x; i < nq * d; i += kThreads) {
+    const int qi = i / d, j = i % d;
+    Qs[i] = a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j];
+  }
+  if (threadIdx.x < NQ) {
+    const int qi = threadIdx.x;
+    const int pos = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
+    qpos[qi] = pos;
+    qfirst[qi] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+    m_s[qi] = -INFINITY;
+    l_s[qi] = 0.0f;
+    alpha_s[qi] = 1.0f;
+  }
+  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
+  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
+  const int page0 = lo / kTile, npages = (hi - 1) / kTile - page0 + 1;
+  const int per = (npages + splits - 1) / splits;
+  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
+  const std::int64_t k_region = static_cast<std::int64_t>(kTile) * c.k_bytes, v_region = static_cast<std::int64_t>(kTile) * c.v_bytes;
+
+  float acc[2][NQ];
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj)
+#pragma unroll
+    for (int qi = 0; qi < NQ; ++qi) acc[jj][qi] = 0.0f;
+  __syncthreads();
+
+  const int t = threadIdx.x & (kTile - 1);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int p = pb; p < pe; ++p) {
+    const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
+    const std::uint8_t* k_src = a.k_pool + region * k_region;
+    const std::uint8_t* v_src = a.v_pool + region * v_region;
+    if constexpr (staged) {
+      stage(raw_k, k_src, static_cast<int>(k_region));
+      stage(raw_v, v_src, static_cast<int>(v_region));
+      __syncthreads();
+      k_src = raw_k;
+      v_src = raw_v;
+    }
+    const int valid = min(kTile, hi - p * kTile);
+    decode_page<F>(c, kvh, k_src, v_src, valid, k_tile, v_tile, L.ld);
+    __syncthreads();
+    const int tok = p * kTile + t;
+    for (int qi = threadIdx.x / kTile; qi < nq; qi += kThreads / kTile) {
+      const float* qv = Qs + qi * d;
+      const float* kr = k_tile + t * L.ld;
+      float dot = 0.0f;
+      for (int j = 0; j < d; ++j) dot += qv[j] * kr[j];
+      S[qi * kTile + t] = tok >= qfirst[qi] && tok <= qpos[qi] ? dot * a.scale : -INFINITY;
+    }
+    __syncthreads();
+    for (int qi = warp; qi < nq; qi += kThreads / 32) {
+      const float s0 = S[qi * kTile + lane], s1 = S[qi * kTile + lane + 32];
+      const float m_old = m_s[qi], m_new = fmaxf(m_old, warp_max(fmaxf(s0, s1)));
+      float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
+      if (m_new != -INFINITY) {
+        p0 = expf(s0 - m_new);
+        p1 = expf(s1 - m_new);
+        alpha = expf(m_old - m_new);
+      }
+      const float sum = warp_sum(p0 + p1);
+      S[qi * kTile + lane] = p0;
+      S[qi * kTile + lane + 32] = p1;
+      __syncwarp();
+      if (lane == 0) {
+        m_s[qi] = m_new;
+        l_s[qi] = l_s[qi] * alpha + sum;
+        alpha_s[qi] = alpha;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int jj = 0; jj < 2; ++jj) {
+      const int j = threadIdx.x + jj * kThreads;
+      if (j < d) {
+#pragma unroll
+        for (int qi = 0; qi < NQ; ++qi)
+          if (qi < nq) acc[jj][qi] *= alpha_s[qi];
+        for (int tt = 0; tt < kTile; ++tt) {
+          const float v = v_tile[tt * L.ld + j];
+#pragma unroll
+          for (int qi = 0; qi < NQ; ++qi)
+            if (qi < nq) acc[jj][qi] += S[qi * kTile + tt] * v;
+        }
+      }
+    }
+    __syncthreads();
+  }
+  // Partial results of this split: (m, l) and the unnormalized accumulator.
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
+  if (threadIdx.x < nq) {
+    a.workspace[2 * (base + threadIdx.x)] = m_s[threadIdx.x];
+    a.workspace[2 * (base + threadIdx.x) + 1] = l_s[threadIdx.x];
+  }
+  float* wacc = a.workspace + 2 * entries;
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj) {
+    const int j = threadIdx.x + jj * kThreads;
+    if (j < d) {
+#pragma unroll
+      for (int qi = 0; qi < NQ; ++qi)
+        if (qi < nq) wacc[(base + qi) * d + j] = acc[jj][qi];
+    }
+  }
+}
+
+// Fast path for the element-wise formats (bf16, fp16, fp32, fp8 per tensor, fp8/int8 per token-head)
+// with head_dim 128 and at most 4 query vectors per tile (decode with GQA <= 4): no shared-memory
+// tiles. Each warp takes whole pages; per 32 tokens, lane t reads token t's K row (vector loads)
+// and computes its scores for every query vector (Q from shared memory, broadcast), the warp
+// updates its online softmax, then for each token the warp reads the V row coalesced (lane = 4
+// dimensions) and accumulates P.V. Warps merge through shared memory at the end and write the
+// split's partial result like the generic kernel. Element decodes equal the codec's exactly
+// (hardware fp8/fp16 widening is exact).
+constexpr int kFastD = 128, kFastQ = 4;
+
+template <KvFamily F>
+constexpr bool fast_family() {
+  return F == KvFamily::kBf16 || F == KvFamily::kF16 || F == KvFamily::kF32 || F == KvFamily::kFp8Tensor ||
+         F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth;
+}
+
+__device__ __forceinline__ float fp8_hw(std::uint32_t byte, Fp8Kind kind) {
+  const __half_raw h = __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(byte & 0xffu),
+                                               kind == Fp8Kind::kE4M3 ? __NV_E4M3 : __NV_E5M2);
+  return __half2float(__half(h));
+}
+
+// Element i (0..3) of a 32-bit word holding 2-byte or 1-byte elements.
+template <KvFamily F>
+__device__ __forceinline__ float word_element(std::uint32_t w, int i, Fp8Kind kind) {
+  if constexpr (F == KvFamily::kBf16) return __uint_as_float((i ? w >> 16 : w & 0xffffu) << 16);
+  else if constexpr (F == KvFamily::kF16) return __half2float(__ushort_as_half(static_cast<unsigned short>(i ? w >> 16 : w & 0xffffu)));
+  else if constexpr (F == KvFamily::kInt8Pth) return static_cast<float>(static_cast<std::int8_t>((w >> (8 * i)) & 0xffu));
+  else return fp8_hw(w >> (8 * i), F == KvFamily::kFp8Pth ? Fp8Kind::kE4M3 : kind);
+}
+
+// The multiplier of a slot's elements: per head (fp8 per tensor), per slot (per token-head), or 1.
+template <KvFamily F>
+__device__ __forceinline__ float fast_scale(const KvLayerCodec& c, const std::uint8_t* slot, int head, bool is_k) {
+  if constexpr (F == KvFamily::kFp8Tensor) return (is_k ? c.k_scales : c.v_scales)[head];
+  else if constexpr (F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth) return *reinterpret_cast<const float*>(slot + kFastD);
+  else return 1.0f;
+}
+template <KvFamily F>
+__device__ __forceinline__ float scaled(float x, float scale) {
+  if constexpr (F == KvFamily::kFp8Tensor || F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth) return x * scale;
+  else return x;
+}
+
+// Elements 8ch .. 8ch+7 of a slot.
+template <KvFamily F>
+__device__ __forceinline__ void fast_chunk8(const std::uint8_t* slot, int ch, Fp8Kind kind, float scale, float out[8]) {
+  if constexpr (F == KvFamily::kF32) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(slot) + 2 * ch), b = __ldg(reinterpret_cast<const float4*>(slot) + 2 * ch + 1);
+    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w, out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
+  } else if constexpr (F == KvFamily::kBf16 || F == KvFamily::kF16) {
+    const uint4 w = __ldg(reinterpret_cast<const uint4*>(slot) + ch);
+    const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      out[2 * e] = word_element<F>(u[e], 0, kind);
+      out[2 * e + 1] = word_element<F>(u[e], 1, kind);
+    }
+  } else {  // one-byte elements; per token-head slots are only 4-byte aligned
+    const std::uint32_t* p = reinterpret_cast<const std::uint32_t*>(slot) + 2 * ch;
+    const std::uint32_t u[2] = {__ldg(p), __ldg(p + 1)};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) out[e] = scaled<F>(word_element<F>(u[e / 4], e % 4, kind), scale);
+  }
+}
+
+// Elements 4*lane .. 4*lane+3 of a slot.
+template <KvFamily F>
+__device__ __forceinline__ void fast_lane4(const std::uint8_t* slot, int lane, Fp8Kind kind, float scale, float out[4]) {
+  if constexpr (F == KvFamily::kF32) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(slot) + lane);
+    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w;
+  } else if constexpr (F == KvFamily::kBf16 || F == KvFamily::kF16) {
+    const uint2 w = __ldg(reinterpret_cast<const uint2*>(slot) + lane);
+    out[0] = word_element<F>(w.x, 0, kind);
+    out[1] = word_element<F>(w.x, 1, kind);
+    out[2] = word_element<F>(w.y, 0, kind);
+    out[3] = word_element<F>(w.y, 1, kind);
+  } else {
+    const std::uint32_t w = __ldg(reinterpret_cast<const std::uint32_t*>(slot) + lane);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) out[e] = scaled<F>(word_element<F>(w, e, kind), scale);
+  }
+}
+
+template <KvFamily F>
+__global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+  constexpr int d = kFastD, warps = kThreads / 32;
+  __shared__ float Qs[kFastQ][d];
+  __shared__ float wm[warps][kFastQ], wl[warps][kFastQ];
+  __shared__ float wacc[warps][kFastQ][d];
+  __shared__ int qpos[kFastQ], qfirst[kFastQ];
+  const AttentionTile tl = a.tiles[blockIdx.z];
+  const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
+  const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+  for (int i = threadIdx.x; i < kFastQ * d; i += kThreads) {
+    const int qi = i / d, j = i % d;
+    Qs[qi][j] = qi < nq ? a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j] : 0.0f;
+  }
+  if (threadIdx.x < kFastQ) {
+    const int pos = threadIdx.x < nq ? a.row_pos[tl.row0 + threadIdx.x / group] : -1;
+    qpos[threadIdx.x] = pos;
+    qfirst[threadIdx.x] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  }
+  __syncthreads();
+  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
+  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
+  const int page0 = lo / kTile, npages = (hi - 1) / kTile - page0 + 1;
+  const int per = (npages + splits - 1) / splits;
+  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int k_bytes = c.k_bytes, v_bytes = c.v_bytes;
+  const Fp8Kind kind = c.fp8_kind;
+  float m[kFastQ], l[kFastQ], acc[kFastQ][4];
+#pragma unroll
+  for (int qi = 0; qi < kFastQ; ++qi) {
+    m[qi] = -INFINITY;
+    l[qi] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[qi][e] = 0.0f;
+  }
+  for (int p = pb + warp; p < pe; p += warps) {
+    const std::int64_t region = (static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh) * kTile;
+    const std::uint8_t* kp = a.k_pool + region * k_bytes;
+    const std::uint8_t* vp = a.v_pool + region * v_bytes;
+    for (int t0 = 0; t0 < kTile; t0 += 32) {
+      const int tok = p * kTile + t0 + lane;
+      // Scores of token `tok` (lane) for every query vector.
+      float s[kFastQ];
+#pragma unroll
+      for (int qi = 0; qi < kFastQ; ++qi) s[qi] = 0.0f;
+      const bool in_range = tok < hi;
+      if (in_range) {
+        const std::uint8_t* krow = kp + (t0 + lane) * k_bytes;
+        const float ks = fast_scale<F>(c, krow, kvh, true);
+#pragma unroll 4
+        for (int ch = 0; ch < d / 8; ++ch) {
+          float kv8[8];
+          fast_chunk8<F>(krow, ch, kind, ks, kv8);
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+#pragma unroll
+            for (int qi = 0; qi < kFastQ; ++qi) s[qi] += Qs[qi][ch * 8 + e] * kv8[e];
+        }
+      }
+      float pr[kFastQ], alpha[kFastQ];
+#pragma unroll
+      for (int qi = 0; qi < kFastQ; ++qi) {
+        const bool ok = in_range && qi < nq && tok >= qfirst[qi] && tok <= qpos[qi];
+        const float sc = ok ? s[qi] * a.scale : -INFINITY;
+        const float m_new = fmaxf(m[qi], warp_max(sc));
+        pr[qi] = m_new == -INFINITY ? 0.0f : expf(sc - m_new);
+        alpha[qi] = m_new == -INFINITY ? 1.0f : expf(m[qi] - m_new);
+        l[qi] = l[qi] * alpha[qi] + warp_sum(pr[qi]);
+        m[qi] = m_new;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[qi][e] *= alpha[qi];
+      }
+      // P.V: lane owns dimensions 4*lane .. 4*lane+3.
+      const int tmax = min(32, hi - (p * kTile + t0));
+      for (int tt = 0; tt < tmax; ++tt) {
+        const std::uint8_t* vrow = vp + (t0 + tt) * v_bytes;
+        float vv[4];
+        fast_lane4<F>(vrow, lane, kind, fast_scale<F>(c, vrow, kvh, false), vv);
+        const float v0 = vv[0], v1 = vv[1], v2 = vv[2], v3 = vv[3];
+#pragma unroll
+        for (int qi = 0; qi < kFastQ; ++qi) {
+          const float pt = __shfl_sync(0xffffffffu, pr[qi], tt);
+          acc[qi][0] += pt * v0;
+          acc[qi][1] += pt * v1;
+          acc[qi][2] += pt * v2;
+          acc[qi][3] += pt * v3;
+        }
+      }
+    }
+  }
+  // Merge the warps.
+#pragma unroll
+  for (int qi = 0; qi < kFastQ; ++qi) {
+    if (lane == 0) {
+      wm[warp][qi] = m[qi];
+      wl[warp][qi] = l[qi];
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) wacc[warp][qi][4 * lane + e] = acc[qi][e];
+  }
+  __syncthreads();
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
+  float* out_acc = a.workspace + 2 * entries;
+  for (int i = threadIdx.x; i < nq * d; i += kThreads) {
+    const int qi = i / d, j = i % d;
+    float mm = -INFINITY;
+    for (int w = 0; w < warps; ++w) mm = fmaxf(mm, wm[w][qi]);
+    float ll = 0.0f, aa = 0.0f;
+    if (mm != -INFINITY)
+      for (int w = 0; w < warps; ++w) {
+        if (wm[w][qi] == -INFINITY) continue;
+        const float f = expf(wm[w][qi] - mm);
+        ll += wl[w][qi] * f;
+        aa += wacc[w][qi][j] * f;
+      }
+    out_acc[(base + qi) * d + j] = aa;
+    if (j == 0) {
+      a.workspace[2 * (base + qi)] = mm;
+      a.workspace[2 * (base + qi) + 1] = ll;
+    }
+  }
+}
+
+// One block per (tile, KV head): merges the splits of every query vector of the tile.
+__global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
+  const AttentionTile tl = a.tiles[blockIdx.x];
+  const int kvh = blockIdx.y, group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.x) * gridDim.y * splits * kMaxTileQ;
+  const float* wacc = a.workspace + 2 * entries;
+  for (int qi = 0; qi < nq; ++qi) {
+    float m = -INFINITY;
+    for (int s = 0; s < splits; ++s) {
+      const std::int64_t e = ((static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits + s) * kMaxTileQ + qi;
+      m = fmaxf(m, a.workspace[2 * e]);
+    }
+    float* out = a.out + static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d;
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+      float num = 0.0f, den = 0.0f;
+      for (int s = 0; s < splits; ++s) {
+        const std::int64_t e = ((static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits + s) * kMaxTileQ + qi;
+        const float ms = a.workspace[2 * e];
+        if (ms == -INFINITY) continue;
+        const float w = expf(ms - m);
+        den += a.workspace[2 * e + 1] * w;
+        num += wacc[e * d + j] * w;
+      }
+      out[j] = den > 0.0f ? num / den : 0.0f;
+    }
+  }
+}
+
+template <KvFamily F, int NQ>
+void launch_nq(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  const SmemLayout L(c.head_dim, NQ, c.k_bytes, c.v_bytes, !elementwise_family<F>());
+  const int smem = L.bytes();
+  static int configured = 0;  // the largest dynamic size this instantiation was opened for
+  if (smem > 48 * 1024 && smem > configured) {
+    KV_CUDA_CHECK(cudaFuncSetAttribute(paged_attention_kernel<F, NQ>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    configured = smem;
+  }
+  const dim3 grid(splits, a.kv_heads, a.num_tiles);
+  paged_attention_kernel<F, NQ><<<grid, kThreads, smem, s>>>(c, a);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+// Tiles of at most 4 query vectors (decode with GQA <= 4) take the small instantiation; the
+// element-wise formats with head_dim 128 the register fast path.
+template <KvFamily F>
+void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int max_tile_q, int splits, cudaStream_t s) {
+  if constexpr (fast_family<F>()) {
+    if (max_tile_q <= kFastQ && c.head_dim == kFastD) {
+      paged_attention_fast_kernel<F><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, 0, s>>>(c, a);
+      KV_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  if (max_tile_q <= 4) launch_nq<F, 4>(c, a, splits, s);
+  else launch_nq<F, kMaxTileQ>(c, a, splits, s);
+}
+
+}  // namespace
+
+int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens) {
+  const int blocks = num_tiles * kv_heads;
+  const int pages = (max_ctx + page_tokens - 1) / page_tokens;
+  // Enough blocks for about four waves of 132 multiprocessors, each split at least 2 pages.
+  int splits = (4 * 132 + blocks - 1) / blocks;
+  splits = std::min(splits, std::max(1, pages / 2));
+  return std::max(1, std::min(splits, 128));
+}
+
+std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim) {
+  return static_cast<std::size_t>(num_tiles) * kv_heads * splits * kMaxTileQ * (head_dim + 2);
+}
+
+void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaStream_t s) {
+  if (a0.num_tiles <= 0) return;
+  if (a0.heads % a0.kv_heads != 0 || a0.heads / a0.kv_heads > kMaxTileQ)
+    throw Error("paged_attention: GQA group " + std::to_string(a0.heads / a0.kv_heads) + " above " +
+                std::to_string(kMaxTileQ) + " is not supported");
+  PagedAttentionArgs a = a0;
+  const int max_tile_q = a.max_tile_rows * (a.heads / a.kv_heads);
+  if (a.max_tile_rows <= 0 || max_tile_q > kMaxTileQ)
+    throw Error("paged_attention: max_tile_rows must be 1.." + std::to_string(kMaxTileQ / (a.heads / a.kv_heads)), kExitInternal);
+  const int splits = a.splits > 0 ? a.splits : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
+  switch (c.family) {
+    case KvFamily::kF32: launch<KvFamily::kF32>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kBf16: launch<KvFamily::kBf16>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kF16: launch<KvFamily::kF16>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kFp8Tensor: launch<KvFamily::kFp8Tensor>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kFp8Pth: launch<KvFamily::kFp8Pth>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kInt8Pth: launch<KvFamily::kInt8Pth>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kInt4Pth: launch<KvFamily::kInt4Pth>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kNvfp4: launch<KvFamily::kNvfp4>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kQ8_0: launch<KvFamily::kQ8_0>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kQ4_0: launch<KvFamily::kQ4_0>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kTqFp8Key: launch<KvFamily::kTqFp8Key>(c, a, max_tile_q, splits, s); break;
+    case KvFamily::kTqMse: launch<KvFamily::kTqMse>(c, a, max_tile_q, splits, s); break;
+    default: throw Error("paged_attention: unknown KV family", kExitInternal);
+  }
+  combine_kernel<<<dim3(a.num_tiles, a.kv_heads), 128, 0, s>>>(a, c.head_dim, splits);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace kvgate::kernels::cuda

@@ -1,0 +1,272 @@
+// cuda-decode-bench: the CUDA decoder against the device's own ceilings, measured in the same run
+// (METHOD.md): a large device-to-device copy gives the bandwidth (bytes read + written / time).
+//
+//   attention   paged decode attention per KV format at 8K/32K/128K tokens per sequence, Qwen3-8B
+//               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes
+//               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth
+//   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
+//               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
+//   prefill     tokens/s of one sequence's prefill at `--prefill N` tokens (chunks of 512)
+//
+// cuda-decode-bench [--formats a,b,...] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
+//                   [--decode-context N] [--reps N]
+// Prints tables; medians of --reps timed runs after warm-up, CUDA events.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "cuda_check.cuh"
+#include "cuda_info.h"
+#include "decoder/model_config.h"
+#include "decoder_cuda/cuda_forward.h"
+#include "kv_format.h"
+#include "kv_paged_cuda.h"
+
+namespace kc = kvgate::kernels::cuda;
+namespace kk = kvgate::kernels;
+using kvgate::decoder::CudaForward;
+using kvgate::decoder::CudaWeights;
+
+namespace {
+
+struct Timer {
+  cudaEvent_t a, b;
+  Timer() {
+    KV_CUDA_CHECK(cudaEventCreate(&a));
+    KV_CUDA_CHECK(cudaEventCreate(&b));
+  }
+  ~Timer() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  // Median milliseconds of `reps` runs of fn after `warm` warm-up runs.
+  template <class Fn>
+  double median_ms(int warm, int reps, cudaStream_t s, Fn fn) {
+    for (int i = 0; i < warm; ++i) fn();
+    KV_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      KV_CUDA_CHECK(cudaEventRecord(a, s));
+      fn();
+      KV_CUDA_CHECK(cudaEventRecord(b, s));
+      KV_CUDA_CHECK(cudaEventSynchronize(b));
+      float ms = 0;
+      KV_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+};
+
+// Device-to-device copy of 4 GiB: bytes read + written per second.
+double copy_bandwidth(int reps) {
+  const std::size_t n = std::size_t{4} << 30;
+  kk::DeviceBuffer<std::uint8_t> a(n), b(n);
+  KV_CUDA_CHECK(cudaMemset(a.get(), 0x5A, n));
+  Timer t;
+  const double ms = t.median_ms(2, reps, nullptr, [&] { KV_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), n, cudaMemcpyDeviceToDevice)); });
+  return 2.0 * n / (ms * 1e-3);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t p = 0;
+  while (p <= s.size()) {
+    const std::size_t q = std::min(s.find(',', p), s.size());
+    if (q > p) out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+struct AttnResult {
+  std::string format;
+  int ctx;
+  double ms, bytes, tbps;
+};
+
+// Decode attention over `total` cached tokens split into sequences of `ctx`.
+AttnResult bench_attention(const std::string& format, int ctx, int total, int reps) {
+  const int heads = 32, kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
+  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
+  kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
+  for (int s = 0; s < batch; ++s) cache.reserve(s, ctx);
+  cache.sync_block_table(nullptr);
+  const kc::KvLayerCodec& lc = cache.codec(0);
+  // Fill the cache with random K/V, 4096 rows at a time.
+  const int chunk = 4096;
+  kk::DeviceBuffer<float> k(static_cast<std::size_t>(chunk) * kv_heads * d), v(k.size());
+  kc::fill_random(k.get(), static_cast<std::int64_t>(k.size()), kc::GemmType::kF32, 1, 2.0f, 0.0f, nullptr);
+  kc::fill_random(v.get(), static_cast<std::int64_t>(v.size()), kc::GemmType::kF32, 2, 1.0f, 0.0f, nullptr);
+  std::vector<int> seq(chunk), pos(chunk);
+  kk::DeviceBuffer<int> dseq(chunk), dpos(chunk);
+  for (int s = 0; s < batch; ++s)
+    for (int t0 = 0; t0 < ctx; t0 += chunk) {
+      const int n = std::min(chunk, ctx - t0);
+      for (int i = 0; i < n; ++i) {
+        seq[i] = s;
+        pos[i] = t0 + i;
+      }
+      KV_CUDA_CHECK(cudaMemcpy(dseq.get(), seq.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+      KV_CUDA_CHECK(cudaMemcpy(dpos.get(), pos.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+      kc::kv_write(lc, {.k = k.get(), .v = v.get(), .row_seq = dseq.get(), .row_pos = dpos.get(), .rows = n, .kv_heads = kv_heads,
+                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
+                        .k_pool = cache.k_pool(0), .v_pool = cache.v_pool(0), .absmax = nullptr},
+                   nullptr);
+    }
+  // One query row per sequence at the last position.
+  std::vector<kc::AttentionTile> tiles;
+  std::vector<int> qpos;
+  for (int s = 0; s < batch; ++s) {
+    tiles.push_back({s, s, 1});
+    qpos.push_back(ctx - 1);
+  }
+  kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
+  dt.upload(tiles.data());
+  kk::DeviceBuffer<int> dq(qpos.size());
+  dq.upload(qpos.data());
+  kk::DeviceBuffer<float> q(static_cast<std::size_t>(batch) * heads * d), out(q.size());
+  kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
+  const int splits = kc::attention_splits(batch, kv_heads, ctx, 64);
+  kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(batch, kv_heads, splits, d));
+  const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = batch,
+                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = ctx,
+                                 .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
+                                 .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                                 .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get()};
+  Timer t;
+  const double ms = t.median_ms(3, reps, nullptr, [&] { kc::paged_attention(lc, a, nullptr); });
+  KV_CUDA_CHECK(cudaDeviceSynchronize());
+  const double bytes = static_cast<double>(batch) * ctx * kv_heads * (lc.k_bytes + lc.v_bytes);
+  return {format, ctx, ms, bytes, bytes / (ms * 1e-3) / 1e12};
+}
+
+kvgate::decoder::ModelConfig qwen3_8b() {
+  const nlohmann::json j = {{"architectures", {"Qwen3ForCausalLM"}}, {"model_type", "qwen3"}, {"hidden_size", 4096},
+                            {"intermediate_size", 12288}, {"num_hidden_layers", 36}, {"num_attention_heads", 32},
+                            {"num_key_value_heads", 8}, {"head_dim", 128}, {"vocab_size", 151936},
+                            {"max_position_embeddings", 40960}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0},
+                            {"tie_word_embeddings", false}, {"hidden_act", "silu"}, {"torch_dtype", "bfloat16"}};
+  return kvgate::decoder::parse_model_config(j, "qwen3-8b shape");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::vector<std::string> formats = {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp8_per_token_head", "int8_per_token_head",
+                                      "int4_per_token_head", "nvfp4", "q8_0", "q4_0", "turboquant_k8v4",
+                                      "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"};
+  std::vector<int> contexts = {8192, 32768, 131072};
+  bool model = true;
+  int prefill = 32768, decode_ctx = 4096, reps = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw kvgate::Error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--formats") formats = split(next());
+    else if (a == "--contexts") {
+      contexts.clear();
+      for (const auto& c : split(next())) contexts.push_back(std::stoi(c));
+    } else if (a == "--no-model") model = false;
+    else if (a == "--prefill") prefill = std::stoi(next());
+    else if (a == "--decode-context") decode_ctx = std::stoi(next());
+    else if (a == "--reps") reps = std::stoi(next());
+    else throw kvgate::Error("unknown option " + a);
+  }
+  std::printf("device: %s\n", kk::cuda_describe().c_str());
+  const double bw = copy_bandwidth(reps);
+  std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
+
+  std::printf("decode attention: Qwen3-8B heads (32/8, d 128), 131072 cached tokens per launch, one query per sequence\n");
+  std::printf("%-22s %8s %6s %10s %12s %9s %8s\n", "format", "context", "batch", "time_us", "bytes_MB", "TB/s", "of_copy");
+  const int total = 131072;
+  for (const auto& f : formats)
+    for (int ctx : contexts) {
+      const AttnResult r = bench_attention(f, ctx, total, reps);
+      std::printf("%-22s %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), ctx, std::max(1, total / ctx), r.ms * 1e3,
+                  r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
+      std::fflush(stdout);
+    }
+
+  if (model) {
+    const auto cfg = qwen3_8b();
+    auto w = CudaWeights::random(cfg, 42, kc::GemmType::kBf16);
+    std::printf("\nrandom Qwen3-8B-shaped model on the device: %.2f GB of weights read per step\n", w->bytes / 1e9);
+    std::printf("%-8s %6s %8s %12s %12s %12s %8s\n", "kv", "batch", "context", "ms/step", "tokens/s", "floor_tok/s", "of_floor");
+    for (const std::string f : {"bf16", "fp8_e4m3", "int4_per_token_head"})
+      for (int batch : {1, 32}) {
+        CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = batch, .max_context = decode_ctx + 64});
+        // Prefill every sequence to decode_ctx tokens (random ids), then time decode steps.
+        kvgate::Rng rng(9);
+        std::vector<int> toks(512), seqs(512), pos(512);
+        for (int s = 0; s < batch; ++s)
+          for (int t0 = 0; t0 < decode_ctx; t0 += 512) {
+            const int n = std::min(512, decode_ctx - t0);
+            toks.resize(n);
+            seqs.assign(n, s);
+            pos.resize(n);
+            for (int i = 0; i < n; ++i) {
+              toks[i] = static_cast<int>(rng.below(cfg.vocab_size));
+              pos[i] = t0 + i;
+            }
+            fw.forward(toks, seqs, pos, n);
+          }
+        std::vector<int> dt(batch), ds(batch), dp(batch), ids(batch);
+        for (int s = 0; s < batch; ++s) {
+          dt[s] = 1 + s;
+          ds[s] = s;
+          dp[s] = decode_ctx;
+        }
+        Timer t;
+        int step = 0;
+        const int steps = 16;
+        const double ms = t.median_ms(2, steps, fw.stream(), [&] {
+          for (int s = 0; s < batch; ++s) dp[s] = decode_ctx + (step % 60);
+          ++step;
+          fw.forward(dt, ds, dp, 0);
+          fw.argmax(batch, ids.data());
+        });
+        const double kv_bytes = static_cast<double>(batch) * decode_ctx *
+                                kk::resolve_kv_format({f, nlohmann::json::object()}, {.layers = cfg.num_layers, .kv_heads = 8, .head_dim = 128}).bytes_per_token();
+        const double floor_s = (w->bytes + kv_bytes) / bw;
+        std::printf("%-8s %6d %8d %12.3f %12.1f %12.1f %7.1f%%\n", f.substr(0, 8).c_str(), batch, decode_ctx, ms,
+                    batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3));
+        std::fflush(stdout);
+      }
+    if (prefill > 0) {
+      CudaForward fw(cfg, w, {.kv = {"bf16", nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill});
+      std::vector<int> toks(512), seqs(512, 0), pos(512);
+      kvgate::Rng rng(5);
+      Timer t;
+      const double ms = t.median_ms(0, 1, fw.stream(), [&] {
+        for (int t0 = 0; t0 < prefill; t0 += 512) {
+          const int n = std::min(512, prefill - t0);
+          toks.resize(n);
+          seqs.assign(n, 0);
+          pos.resize(n);
+          for (int i = 0; i < n; ++i) {
+            toks[i] = static_cast<int>(rng.below(cfg.vocab_size));
+            pos[i] = t0 + i;
+          }
+          fw.forward(toks, seqs, pos, n - 1);
+        }
+      });
+      std::printf("\nprefill of %d tokens (bf16 KV, chunks of 512): %.2f s, %.0f tokens/s\n", prefill, ms * 1e-3,
+                  prefill / (ms * 1e-3));
+    }
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "cuda-decode-bench: %s\n", e.what());
+  return 2;
+}

@@ -1,0 +1,90 @@
+// The case harness of test-kernels (tests/test-kernels*.cpp): a case has typed parameters, fresh
+// random inputs, an fp64 reference, a CPU twin and (in a CUDA build) a GPU kernel; outputs are
+// poisoned before each run and guarded on both sides. Device helpers for the GPU side.
+#pragma once
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#if defined(KVGATE_HAVE_CUDA)
+#include "cuda_check.cuh"
+#endif
+
+namespace kcase {
+
+using kvgate::Rng;
+
+// An output buffer with guard elements on both sides, poisoned before each run.
+template <class T>
+class Guarded {
+ public:
+  static constexpr std::size_t kGuard = 64;
+  explicit Guarded(std::size_t n) : buf_(n + 2 * kGuard) { poison(); }
+  T* data() { return buf_.data() + kGuard; }
+  std::size_t size() const { return buf_.size() - 2 * kGuard; }
+  void poison() { std::memset(static_cast<void*>(buf_.data()), 0xFF, buf_.size() * sizeof(T)); }  // NaN for floats
+  bool guards_intact() const {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(buf_.data());
+    const std::size_t gb = kGuard * sizeof(T), total = buf_.size() * sizeof(T);
+    for (std::size_t i = 0; i < gb; ++i)
+      if (p[i] != 0xFF || p[total - 1 - i] != 0xFF) return false;
+    return true;
+  }
+
+ private:
+  std::vector<T> buf_;
+};
+
+struct KernelCase {
+  virtual ~KernelCase() = default;
+  virtual std::string op() const = 0;
+  virtual std::string vars() const = 0;
+  virtual double max_nmse_twin() const { return 1e-12; }  // CPU twin vs fp64 reference
+  virtual double max_nmse_gpu() const { return 1e-7; }    // GPU vs CPU twin
+  virtual void init(Rng& rng) = 0;                        // fresh random inputs
+  virtual std::vector<double> reference() = 0;            // fp64, from the formula
+  // The twin's and the kernel's outputs; false when an output was not fully written or a guard was hit.
+  virtual bool cpu(std::vector<double>& out) = 0;
+  virtual bool gpu(std::vector<double>& out) = 0;
+  // False while a CPU twin has no CUDA kernel yet: a GPU run reports it as such, never as checked.
+  virtual bool has_gpu() const { return true; }
+  std::string name() const { return op() + "(" + vars() + ")"; }
+};
+
+inline void fill_normal(Rng& rng, std::vector<float>& v, double scale = 1.0, double mean = 0.0) {
+  for (auto& x : v) x = static_cast<float>(mean + scale * rng.normal());
+}
+
+template <class T>
+bool copy_out(Guarded<T>& g, std::size_t n, std::vector<double>& out) {
+  out.assign(g.data(), g.data() + n);
+  return g.guards_intact();
+}
+
+#if defined(KVGATE_HAVE_CUDA)
+// A device copy of a host vector, or a device buffer poisoned with 0xFF bytes (NaN for floats).
+template <class T>
+std::unique_ptr<kvgate::kernels::DeviceBuffer<T>> to_device(const std::vector<T>& v) {
+  auto b = std::make_unique<kvgate::kernels::DeviceBuffer<T>>(v.size());
+  if (!v.empty()) b->upload(v.data());
+  return b;
+}
+template <class T>
+std::unique_ptr<kvgate::kernels::DeviceBuffer<T>> poisoned_device(std::size_t n) {
+  auto b = std::make_unique<kvgate::kernels::DeviceBuffer<T>>(n);
+  KV_CUDA_CHECK(cudaMemset(b->get(), 0xFF, n * sizeof(T)));
+  return b;
+}
+// Waits for the device and checks for execution errors of everything launched.
+inline void device_sync() {
+  KV_CUDA_CHECK(cudaGetLastError());
+  KV_CUDA_CHECK(cudaDeviceSynchronize());
+}
+#endif
+
+// Case lists of the other test-kernels files.
+void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases);
+
+}  // namespace kcase

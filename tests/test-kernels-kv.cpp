@@ -1,0 +1,367 @@
+// test-kernels cases of the quantized KV cache (issue #12), for every slot --kv-format:
+//   KV_WRITE         the CUDA cache writer against the host codec (kv_head_codec.h): the stored
+//                    bytes must be identical (a differing byte turns the output into NaN), and the
+//                    running absmax must be the largest |input| written
+//   ATTENTION_PAGED  split-K paged attention over the quantized cache against attention_kv_ref on
+//                    the host store of the same format (decode: one row per sequence; prefill: a
+//                    chunk of rows per sequence; sliding window; forced split counts)
+// The twins are checked against fp64 references computed from the store's dequantized values.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kernel_case.h"
+#include "kv_format.h"
+#include "kv_head_codec.h"
+#include "kv_store.h"
+#include "ops_ref.h"
+#if defined(KVGATE_HAVE_CUDA)
+#include "kv_paged_cuda.h"
+#endif
+
+namespace kcase {
+
+namespace {
+
+namespace kk = kvgate::kernels;
+#if defined(KVGATE_HAVE_CUDA)
+namespace kc = kvgate::kernels::cuda;
+constexpr bool kCuda = true;
+#else
+constexpr bool kCuda = false;
+#endif
+
+std::string params_text(const nlohmann::json& p) { return p.empty() ? "" : "," + p.dump(); }
+
+kk::KvFormatSpec spec_for(const kk::KvStoreOptions& o, int kv_heads, int d) {
+  return kk::resolve_kv_format(o, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
+}
+
+// ---- KV_WRITE --------------------------------------------------------------------------------
+struct KvWriteCase final : KernelCase {
+  kk::KvStoreOptions kv;
+  int tokens, kv_heads, d;
+  std::vector<float> k, v;  // [tokens][kv_heads][d]
+  KvWriteCase(std::string format, nlohmann::json params, int tokens_, int kv_heads_, int d_)
+      : kv{std::move(format), std::move(params)}, tokens(tokens_), kv_heads(kv_heads_), d(d_) {}
+  std::string op() const override { return "KV_WRITE"; }
+  std::string vars() const override {
+    return kv.format + params_text(kv.params) + ",tokens=" + std::to_string(tokens) + ",kv_heads=" + std::to_string(kv_heads) +
+           ",d=" + std::to_string(d);
+  }
+  // The codec's own storage loss (kv-codecs-test checks each format exactly); 3-bit keys are the worst.
+  double max_nmse_twin() const override { return kv.format == "fp32" ? 0.0 : 0.1; }
+  double max_nmse_gpu() const override { return 0.0; }
+  bool has_gpu() const override { return kCuda; }
+  void init(Rng& rng) override {
+    k.resize(static_cast<std::size_t>(tokens) * kv_heads * d);
+    v.resize(k.size());
+    fill_normal(rng, k, 1.5);
+    fill_normal(rng, v, 0.7, 0.2);
+    for (std::size_t i = 0; i < k.size(); i += 97) k[i] *= 8;  // outliers, as real keys have
+  }
+  // What the store encodes: inputs rounded to bf16 unless input_dtype is fp32 (the bf16 format
+  // rounds in its codec, which the absmax sees too).
+  float input(const kk::KvFormatSpec& s, float x) const {
+    return s.round_input_bf16 || s.format == "bf16" ? kk::bf16_to_f32(kk::f32_to_bf16(x)) : x;
+  }
+  // Output: decoded K then V of every (token, head), then absmax of K and V per head.
+  std::vector<double> reference() override {
+    const kk::KvFormatSpec s = spec_for(kv, kv_heads, d);
+    std::vector<double> r;
+    for (const auto* src : {&k, &v})
+      for (float x : *src) r.push_back(input(s, x));
+    append_absmax(s, r);
+    return r;
+  }
+  void append_absmax(const kk::KvFormatSpec& s, std::vector<double>& r) const {
+    for (const auto* src : {&k, &v})
+      for (int h = 0; h < kv_heads; ++h) {
+        float m = 0;
+        for (int t = 0; t < tokens; ++t)
+          for (int j = 0; j < d; ++j) m = std::max(m, std::fabs(input(s, (*src)[(static_cast<std::size_t>(t) * kv_heads + h) * d + j])));
+        r.push_back(m);
+      }
+  }
+  // Host bytes of K (is_k) or V for every (token, head), slot after slot.
+  std::vector<std::uint8_t> host_bytes(const kk::KvFormatSpec& s, const kk::HeadCodec& c, bool is_k) const {
+    const int bytes = is_k ? c.k_bytes() : c.v_bytes();
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(tokens) * kv_heads * bytes);
+    std::vector<float> x(d);
+    for (int t = 0; t < tokens; ++t)
+      for (int h = 0; h < kv_heads; ++h) {
+        const float* src = (is_k ? k : v).data() + (static_cast<std::size_t>(t) * kv_heads + h) * d;
+        for (int j = 0; j < d; ++j) x[j] = input(s, src[j]);
+        std::uint8_t* o = out.data() + (static_cast<std::size_t>(t) * kv_heads + h) * bytes;
+        if (is_k) c.encode_k(h, x.data(), o);
+        else c.encode_v(h, x.data(), o);
+      }
+    return out;
+  }
+  void decode_all(const kk::HeadCodec& c, const std::vector<std::uint8_t>& kb, const std::vector<std::uint8_t>& vb,
+                  std::vector<double>& out) const {
+    std::vector<float> x(d);
+    for (int kind = 0; kind < 2; ++kind)
+      for (int t = 0; t < tokens; ++t)
+        for (int h = 0; h < kv_heads; ++h) {
+          const std::size_t slot = static_cast<std::size_t>(t) * kv_heads + h;
+          if (kind == 0) c.decode_k(h, kb.data() + slot * c.k_bytes(), x.data());
+          else c.decode_v(h, vb.data() + slot * c.v_bytes(), x.data());
+          out.insert(out.end(), x.begin(), x.end());
+        }
+  }
+  bool cpu(std::vector<double>& out) override {
+    const kk::KvFormatSpec s = spec_for(kv, kv_heads, d);
+    auto c = kk::make_head_codec(s, 0);
+    out.clear();
+    decode_all(*c, host_bytes(s, *c, true), host_bytes(s, *c, false), out);
+    append_absmax(s, out);
+    return true;
+  }
+  bool gpu(std::vector<double>& out) override {
+#if defined(KVGATE_HAVE_CUDA)
+    const kk::KvFormatSpec s = spec_for(kv, kv_heads, d);
+    auto c = kk::make_head_codec(s, 0);
+    kc::PagedKvCache cache(s, {.page_tokens = 64, .max_seqs = 2, .max_tokens_per_seq = tokens});
+    // Sequence 1 holds the tokens (sequence 0 stays empty: the page lookup must use the table).
+    cache.reserve(1, tokens);
+    cache.sync_block_table(nullptr);
+    const kc::KvLayerCodec& lc = cache.codec(0);
+    for (int p = 0; p < cache.max_pages_per_seq(); ++p) {  // poison the pages: every byte must be written
+      const std::size_t region = static_cast<std::size_t>(cache.page_of(1, p * 64)) * kv_heads;
+      KV_CUDA_CHECK(cudaMemset(cache.k_pool(0) + region * 64 * lc.k_bytes, 0xA5, kv_heads * 64 * lc.k_bytes));
+      KV_CUDA_CHECK(cudaMemset(cache.v_pool(0) + region * 64 * lc.v_bytes, 0xA5, kv_heads * 64 * lc.v_bytes));
+    }
+    std::vector<int> seq(tokens, 1), pos(tokens);
+    for (int t = 0; t < tokens; ++t) pos[t] = t;
+    auto dk = to_device(k);
+    auto dv = to_device(v);
+    auto ds = to_device(seq);
+    auto dp = to_device(pos);
+    kc::kv_write(lc, {.k = dk->get(), .v = dv->get(), .row_seq = ds->get(), .row_pos = dp->get(), .rows = tokens,
+                      .kv_heads = kv_heads, .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(),
+                      .page_tokens = 64, .k_pool = cache.k_pool(0), .v_pool = cache.v_pool(0), .absmax = cache.absmax()},
+                 nullptr);
+    device_sync();
+    // Gather the slots back into host order [token][head][bytes].
+    std::vector<std::uint8_t> kb(static_cast<std::size_t>(tokens) * kv_heads * lc.k_bytes), vb(static_cast<std::size_t>(tokens) * kv_heads * lc.v_bytes);
+    for (int t = 0; t < tokens; ++t)
+      for (int h = 0; h < kv_heads; ++h) {
+        const std::size_t slot = (static_cast<std::size_t>(cache.page_of(1, t)) * kv_heads + h) * 64 + t % 64;
+        const std::size_t mine = static_cast<std::size_t>(t) * kv_heads + h;
+        KV_CUDA_CHECK(cudaMemcpy(kb.data() + mine * lc.k_bytes, cache.k_pool(0) + slot * lc.k_bytes, lc.k_bytes, cudaMemcpyDeviceToHost));
+        KV_CUDA_CHECK(cudaMemcpy(vb.data() + mine * lc.v_bytes, cache.v_pool(0) + slot * lc.v_bytes, lc.v_bytes, cudaMemcpyDeviceToHost));
+      }
+    out.clear();
+    decode_all(*c, kb, vb, out);
+    std::vector<float> am(static_cast<std::size_t>(kv_heads) * 2);
+    KV_CUDA_CHECK(cudaMemcpy(am.data(), cache.absmax(), am.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int kind = 0; kind < 2; ++kind)
+      for (int h = 0; h < kv_heads; ++h) out.push_back(am[h * 2 + kind]);
+    // Bytes must equal the host codec's exactly: any difference poisons the output.
+    if (kb != host_bytes(s, *c, true) || vb != host_bytes(s, *c, false)) out[0] = NAN;
+    return true;
+#else
+    (void)out;
+    return false;
+#endif
+  }
+};
+
+// ---- ATTENTION_PAGED -------------------------------------------------------------------------
+struct PagedAttentionCase final : KernelCase {
+  kk::KvStoreOptions kv;
+  int seqs, ctx, rows, heads, kv_heads, d, window, splits;
+  std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
+  PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
+                     int d_, int window_ = 0, int splits_ = 0)
+      : kv{std::move(format), std::move(params)}, seqs(seqs_), ctx(ctx_), rows(rows_), heads(heads_), kv_heads(kv_heads_), d(d_),
+        window(window_), splits(splits_) {}
+  std::string op() const override { return "ATTENTION_PAGED"; }
+  std::string vars() const override {
+    return kv.format + params_text(kv.params) + ",seqs=" + std::to_string(seqs) + ",ctx=" + std::to_string(ctx) +
+           ",rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
+           ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
+           (splits ? ",splits=" + std::to_string(splits) : "");
+  }
+  double max_nmse_twin() const override { return 1e-10; }
+  double max_nmse_gpu() const override { return 1e-10; }
+  bool has_gpu() const override { return kCuda; }
+  int ctx_of(int s) const { return std::max(rows, ctx - 37 * s); }  // ragged lengths
+  void init(Rng& rng) override {
+    k.assign(seqs, {});
+    v.assign(seqs, {});
+    q.assign(seqs, {});
+    for (int s = 0; s < seqs; ++s) {
+      k[s].resize(static_cast<std::size_t>(ctx_of(s)) * kv_heads * d);
+      v[s].resize(k[s].size());
+      q[s].resize(static_cast<std::size_t>(rows) * heads * d);
+      fill_normal(rng, k[s]);
+      fill_normal(rng, v[s]);
+      fill_normal(rng, q[s], 2.0);
+    }
+  }
+  std::unique_ptr<kk::KvStore> store_of(int s) const {
+    auto st = kk::make_kv_store(kv, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
+    for (int t = 0; t < ctx_of(s); ++t) {
+      const std::size_t off = static_cast<std::size_t>(t) * kv_heads * d;
+      st->append(0, k[s].data() + off, v[s].data() + off);
+    }
+    return st;
+  }
+  std::vector<int> positions(int s) const {
+    std::vector<int> p(rows);
+    for (int i = 0; i < rows; ++i) p[i] = ctx_of(s) - rows + i;
+    return p;
+  }
+  // fp64 attention over the store's dequantized K/V.
+  std::vector<double> reference() override {
+    std::vector<double> r;
+    const int group = heads / kv_heads;
+    for (int s = 0; s < seqs; ++s) {
+      auto st = store_of(s);
+      const int n = ctx_of(s);
+      std::vector<std::vector<float>> kh(kv_heads, std::vector<float>(static_cast<std::size_t>(n) * d)), vh = kh;
+      for (int h = 0; h < kv_heads; ++h) st->read(0, h, 0, n, kh[h].data(), vh[h].data());
+      const std::vector<int> pos = positions(s);
+      for (int i = 0; i < rows; ++i)
+        for (int h = 0; h < heads; ++h) {
+          const int kvh = h / group, b = window ? std::max(0, pos[i] - window + 1) : 0;
+          std::vector<double> sc;
+          double mx = -INFINITY;
+          for (int t = b; t <= pos[i]; ++t) {
+            double dot = 0;
+            for (int j = 0; j < d; ++j) dot += double(q[s][(static_cast<std::size_t>(i) * heads + h) * d + j]) * kh[kvh][static_cast<std::size_t>(t) * d + j];
+            sc.push_back(dot / std::sqrt(double(d)));
+            mx = std::max(mx, sc.back());
+          }
+          double sum = 0;
+          for (double& e : sc) sum += (e = std::exp(e - mx));
+          for (int j = 0; j < d; ++j) {
+            double acc = 0;
+            for (int t = b; t <= pos[i]; ++t) acc += sc[t - b] * vh[kvh][static_cast<std::size_t>(t) * d + j];
+            r.push_back(acc / sum);
+          }
+        }
+    }
+    return r;
+  }
+  bool cpu(std::vector<double>& out) override {
+    out.clear();
+    const float scale = static_cast<float>(1.0 / std::sqrt(double(d)));
+    for (int s = 0; s < seqs; ++s) {
+      auto st = store_of(s);
+      const std::vector<int> pos = positions(s);
+      Guarded<float> o(q[s].size());
+      kk::AttentionWorkspace ws;
+      kk::attention_kv_ref({.q = q[s].data(), .out = o.data(), .q_pos = pos.data(), .rows = rows, .heads = heads,
+                            .kv_heads = kv_heads, .head_dim = d, .layer = 0, .window = window, .scale = scale},
+                           *st, ws);
+      if (!o.guards_intact()) return false;
+      out.insert(out.end(), o.data(), o.data() + q[s].size());
+    }
+    return true;
+  }
+  bool gpu(std::vector<double>& out) override {
+#if defined(KVGATE_HAVE_CUDA)
+    const kk::KvFormatSpec spec = spec_for(kv, kv_heads, d);
+    kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = seqs + 1, .max_tokens_per_seq = ctx});
+    // Sequences take slots in reverse and pages interleaved, so a wrong table lookup shows.
+    int max_len = 0;
+    for (int t0 = 0; t0 < ctx; t0 += 64)
+      for (int s = 0; s < seqs; ++s)
+        if (t0 < ctx_of(s)) cache.reserve(seqs - s, std::min(ctx_of(s), t0 + 64));
+    cache.sync_block_table(nullptr);
+    const kc::KvLayerCodec& lc = cache.codec(0);
+    std::vector<float> kall, vall, qall;
+    std::vector<int> wseq, wpos, qpos;
+    std::vector<kc::AttentionTile> tiles;
+    const int per_tile = kc::attention_rows_per_tile(heads / kv_heads);
+    for (int s = 0; s < seqs; ++s) {
+      kall.insert(kall.end(), k[s].begin(), k[s].end());
+      vall.insert(vall.end(), v[s].begin(), v[s].end());
+      for (int t = 0; t < ctx_of(s); ++t) {
+        wseq.push_back(seqs - s);
+        wpos.push_back(t);
+      }
+      const std::vector<int> pos = positions(s);
+      for (int i = 0; i < rows; ++i) {
+        const int r = static_cast<int>(qpos.size());
+        if (i % per_tile == 0) tiles.push_back({seqs - s, r, 0});
+        ++tiles.back().rows;
+        qpos.push_back(pos[i]);
+      }
+      qall.insert(qall.end(), q[s].begin(), q[s].end());
+      max_len = std::max(max_len, ctx_of(s));
+    }
+    auto dk = to_device(kall);
+    auto dv = to_device(vall);
+    auto dws = to_device(wseq);
+    auto dwp = to_device(wpos);
+    kc::kv_write(lc, {.k = dk->get(), .v = dv->get(), .row_seq = dws->get(), .row_pos = dwp->get(),
+                      .rows = static_cast<int>(wseq.size()), .kv_heads = kv_heads, .block_table = cache.block_table(),
+                      .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                      .v_pool = cache.v_pool(0), .absmax = nullptr},
+                 nullptr);
+    const int ntiles = static_cast<int>(tiles.size());
+    const int sp = splits > 0 ? splits : kc::attention_splits(ntiles, kv_heads, max_len, 64);
+    auto ws = poisoned_device<float>(kc::attention_workspace_floats(ntiles, kv_heads, sp, d));
+    auto dq = to_device(qall);
+    auto dqp = to_device(qpos);
+    auto dt = to_device(tiles);
+    auto o = poisoned_device<float>(qall.size());
+    kc::paged_attention(lc, {.q = dq->get(), .out = o->get(), .row_pos = dqp->get(), .tiles = dt->get(), .num_tiles = ntiles,
+                             .heads = heads, .kv_heads = kv_heads, .window = window,
+                             .max_tile_rows = std::min(rows, per_tile), .max_ctx = max_len,
+                             .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
+                             .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                             .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get()},
+                        nullptr);
+    device_sync();
+    std::vector<float> h(qall.size());
+    o->download(h.data());
+    out.assign(h.begin(), h.end());
+    return true;
+#else
+    (void)out;
+    return false;
+#endif
+  }
+};
+
+}  // namespace
+
+void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
+  using nlohmann::json;
+  // Every slot format with its defaults, and the parameters that change the bytes.
+  std::vector<std::pair<std::string, json>> formats;
+  for (const std::string& f : kk::kv_format_names())
+    if (f != "kivi2") formats.push_back({f, json::object()});
+  formats.push_back({"fp8_e4m3", {{"k_scale", 0.05}, {"v_scale", 0.02}}});
+  formats.push_back({"int8_per_token_head", {{"rounding", "trunc"}, {"input_dtype", "fp32"}}});
+  formats.push_back({"int4_per_token_head", {{"hadamard", false}}});
+  formats.push_back({"q4_0", {{"rotate", false}}});
+  formats.push_back({"nvfp4", {{"k_tensor_scale", 0.01}, {"v_tensor_scale", 0.02}}});
+  for (const auto& [f, p] : formats) {
+    cases.push_back(std::make_unique<KvWriteCase>(f, p, 70, 3, 128));
+    // decode: a batch of ragged sequences, one row each, GQA 4
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 3, 300, 1, 8, 2, 128));
+  }
+  // Shapes, head_dim 64/256, prefill chunks, windows and forced splits on a few formats.
+  for (const char* f : {"bf16", "fp8_e4m3", "int4_per_token_head", "turboquant_k3v4_nc", "q8_0"}) {
+    cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 5, 2, 64));
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, json::object(), 2, 200, 24, 4, 4, 64, 0, 3));
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, json::object(), 1, 1000, 9, 16, 2, 128, 100));
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, json::object(), 2, 130, 1, 4, 1, 256, 0, 1));
+  }
+  cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 1, 1, 1, 2, 2, 16));  // one token
+  // The bf16/fp16 fast path (head_dim 128, <= 4 query vectors a tile): windows, splits, two-row tiles.
+  cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 2, 700, 1, 8, 2, 128, 100, 5));
+  cases.push_back(std::make_unique<PagedAttentionCase>("fp16", json::object(), 2, 500, 2, 4, 2, 128));
+  cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 3, 90, 1, 4, 4, 128, 0, 2));
+  cases.push_back(std::make_unique<PagedAttentionCase>("fp32", json::object(), 4, 2100, 1, 32, 8, 128));
+}
+
+}  // namespace kcase
