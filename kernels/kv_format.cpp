@@ -225,6 +225,12 @@ KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& sha
                 " KV heads and head_dim " + std::to_string(shape.head_dim) + " is beyond what kvgate plans for (at most " +
                 std::to_string(kMaxLayers) + ", " + std::to_string(kMaxKvHeads) + " and " + std::to_string(kMaxHeadDim) +
                 "): check the config");
+  if (options.format == kTestBrokenZeroV) {
+    KvFormatSpec s = resolve_kv_format({.format = "bf16", .params = options.params}, shape);
+    s.format = kTestBrokenZeroV;
+    s.layout = "TEST ONLY, deliberately broken: K as bf16; V reads back as zeros";
+    return s;
+  }
   const std::string& f = options.format;
   const auto& names = kv_format_names();
   if (std::find(names.begin(), names.end(), f) == names.end()) {

@@ -74,6 +74,11 @@ struct KvFormatSpec {
 // Sanity limits on a model's KV shape (a config beyond them is an error, not an allocation).
 constexpr int kMaxLayers = 4096, kMaxKvHeads = 4096, kMaxHeadDim = 16384;
 
+// TEST ONLY, deliberately broken: bf16 K, and V read back as zeros. End-to-end tests use it to show
+// that a gate FAILs a broken candidate. Accepted by resolve_kv_format and make_kv_store (CPU), never
+// listed by kv_format_names(), --help or docs/kv-formats.md.
+inline constexpr const char* kTestBrokenZeroV = "test_broken_zero_v";
+
 // Every --kv-format, in a stable order.
 const std::vector<std::string>& kv_format_names();
 

@@ -5,6 +5,7 @@ namespace kvgate::kernels {
 
 std::unique_ptr<KvStore> make_kv_store(const KvStoreOptions& options, const KvShape& shape) {
   const KvFormatSpec spec = resolve_kv_format(options, shape);
+  if (spec.format == kTestBrokenZeroV) return make_broken_zero_v_kv_store(spec);
   if ((spec.format == "fp32" || spec.format == "bf16") && spec.skip_layers.empty()) return make_plain_kv_store(spec);
   if (spec.format == "kivi2") return make_kivi_kv_store(spec);
   return make_slot_kv_store(spec);

@@ -14,4 +14,7 @@ std::unique_ptr<KvStore> make_slot_kv_store(const KvFormatSpec& spec);
 // kivi2: per-channel key groups across tokens and a full-precision window (kv_store_kivi.cpp).
 std::unique_ptr<KvStore> make_kivi_kv_store(const KvFormatSpec& spec);
 
+// kTestBrokenZeroV: the bf16 store with V read back as zeros (kv_store_broken.cpp; tests only).
+std::unique_ptr<KvStore> make_broken_zero_v_kv_store(const KvFormatSpec& spec);
+
 }  // namespace kvgate::kernels

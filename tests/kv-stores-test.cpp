@@ -434,3 +434,23 @@ TEST_CASE("kv stores: error order on random data: fp8 per-token-head < fp8 per t
   CHECK(err["fp8_e4m3"] * 1.2 < err["int4_per_token_head"]);
   CHECK(err["int4_per_token_head"] * 1.2 < err["turboquant_3bit_nc"]);
 }
+
+// Issue #15: the deliberately broken format end-to-end tests use to show a gate FAILs.
+TEST_CASE("kv store: test_broken_zero_v keeps K as bf16 and reads V back as zeros; it is never listed", "[kv]") {
+  const KvShape shape{.layers = 2, .kv_heads = 2, .head_dim = 8};
+  auto store = make_kv_store({.format = kTestBrokenZeroV}, shape);
+  CHECK(store->format() == kTestBrokenZeroV);
+  CHECK(store->describe()["format"] == kTestBrokenZeroV);
+  CHECK(store->bytes_per_token() == make_kv_store({.format = "bf16"}, shape)->bytes_per_token());
+  std::vector<float> k(16), v(16);
+  for (int i = 0; i < 16; ++i) k[i] = 0.1f * static_cast<float>(i) + 0.013f, v[i] = 1.0f + static_cast<float>(i);
+  store->append(1, k.data(), v.data());
+  std::vector<float> ko(8), vo(8, 7.0f);
+  store->read(1, 1, 0, 1, ko.data(), vo.data());
+  for (int i = 0; i < 8; ++i) {
+    CHECK(ko[i] == bf16r(k[8 + i]));
+    CHECK(vo[i] == 0.0f);
+  }
+  const auto& names = kv_format_names();
+  CHECK(std::find(names.begin(), names.end(), kTestBrokenZeroV) == names.end());
+}

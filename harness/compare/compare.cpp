@@ -108,7 +108,7 @@ Comparison compare_loaded(std::vector<std::shared_ptr<const RunDir>> runs, const
                          c.runs[k].performance, options);
     const std::string ref_label = (r == 0 ? "the baseline " : "the reference ") + c.runs[r].label;
     const std::string cand_label = "the candidate " + c.runs[k].label;
-    for (TaskComparison& t : p.tasks) decide_task(t, options, ref_label, cand_label);
+    for (TaskComparison& t : p.tasks) decide_task(t, options.for_task(t.task), ref_label, cand_label);
     decide_pair(p, c.runs);
     pair_warnings(c, p);
     c.pairs.push_back(std::move(p));

@@ -164,6 +164,8 @@ struct Finding {
 struct TaskComparison {
   std::string task{};
   Verdict verdict = Verdict::inconclusive;
+  bool gated = true;     // false: informative (a suite's `gate: false`): its verdict never decides the pair's
+  double margin = 0.95;  // the margin this task was decided at (its own, or the comparison's)
   std::vector<std::string> reasons{};
   std::string metric{};  // "mean_score" (one bucket) or "auc" (two or more length buckets)
   bool binary = false; // every paired score is 0 or 1

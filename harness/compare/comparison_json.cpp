@@ -147,6 +147,8 @@ json gains(const Gains& g, const CompareOptions& o) {
 json task(const TaskComparison& t, const CompareOptions& o, const JsonOptions& jo) {
   json j = {{"task", t.task},
             {"verdict", to_string(t.verdict)},
+            {"gated", t.gated},
+            {"margin", t.margin},
             {"reasons", t.reasons},
             {"metric", t.metric},
             {"binary", t.binary},
@@ -230,6 +232,8 @@ json to_json(const Comparison& c, const JsonOptions& jo) {
                   {"seed", o.seed},
                   {"strict_pinning", o.strict_pinning},
                   {"model_config", o.model_config.empty() ? json(nullptr) : json(o.model_config)}};
+  if (!o.task_margins.empty()) j["options"]["task_margins"] = o.task_margins;
+  if (!o.informative_tasks.empty()) j["options"]["informative_tasks"] = o.informative_tasks;
   json runs = json::array();
   for (std::size_t i = 0; i < c.runs.size(); ++i) {
     const RunInfo& r = c.runs[i];

@@ -25,6 +25,8 @@ Verdict combine(Verdict a, Verdict b) {
   return Verdict::pass;
 }
 
+constexpr const char* kInformative = "informative (the suite's gate: false): this verdict does not decide the pair's";
+
 std::string confidence(const CompareOptions& o) { return "one-sided " + fixed(100 * (1 - o.alpha), 1) + "%"; }
 }  // namespace
 
@@ -51,6 +53,7 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
   if (!(t.reference_metric > 0.0)) {
     t.verdict = failed ? Verdict::fail : Verdict::inconclusive;
     t.reasons.push_back(reference_label + " never scores on this task: " + what + " undefined");
+    if (!t.gated) t.reasons.insert(t.reasons.begin(), kInformative);
     return;
   }
   const RatioBound& r = t.ratio;
@@ -75,13 +78,18 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
     t.reasons.push_back(msg);
   }
   t.verdict = failed ? Verdict::fail : v;
+  if (!t.gated) t.reasons.insert(t.reasons.begin(), kInformative);
 }
 
 void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
   p.reasons.clear();
   Verdict v = Verdict::pass;
-  std::size_t pass = 0, fail = 0, inconclusive = 0;
+  std::size_t pass = 0, fail = 0, inconclusive = 0, informative = 0;
   for (const TaskComparison& t : p.tasks) {
+    if (!t.gated) {
+      ++informative;
+      continue;
+    }
     v = combine(v, t.verdict);
     (t.verdict == Verdict::pass ? pass : t.verdict == Verdict::fail ? fail : inconclusive) += 1;
     if (t.verdict != Verdict::pass) p.reasons.push_back(t.task + ": " + to_string(t.verdict));
@@ -89,7 +97,8 @@ void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
   p.verdict = v;
   p.reasons.insert(p.reasons.begin(), runs[p.candidate].label + " vs " + runs[p.reference].label + ": " + std::to_string(pass) +
                                           " PASS, " + std::to_string(fail) + " FAIL, " + std::to_string(inconclusive) +
-                                          " INCONCLUSIVE of " + std::to_string(p.tasks.size()) + " tasks");
+                                          " INCONCLUSIVE of " + std::to_string(p.tasks.size() - informative) +
+                                          (informative ? " gated tasks (" + std::to_string(informative) + " informative)" : " tasks"));
 }
 
 void decide_overall(Comparison& c) {

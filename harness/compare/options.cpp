@@ -9,6 +9,12 @@ namespace kvgate::compare {
 
 const char* to_string(ErrorPolicy p) { return p == ErrorPolicy::fail ? "fail" : "exclude"; }
 
+CompareOptions CompareOptions::for_task(const std::string& task) const {
+  CompareOptions o = *this;
+  if (auto it = task_margins.find(task); it != task_margins.end()) o.margin = it->second;
+  return o;
+}
+
 void validate(const CompareOptions& o) {
   if (!(o.margin > 0.0 && o.margin <= 1.0))
     throw Error("--margin " + std::to_string(o.margin) + ": must be in (0, 1] (0.95 = candidate keeps 95% of the baseline)");
@@ -20,6 +26,9 @@ void validate(const CompareOptions& o) {
     throw Error("--bootstrap " + std::to_string(o.bootstrap_replicates) + ": must be in [0, 1000000] (0 turns the cross-check off)");
   if (!o.model_config.empty() && !std::filesystem::is_regular_file(o.model_config))
     throw Error("--model-config " + o.model_config + ": no such file; pass the model's Hugging Face config.json");
+  for (const auto& [task, margin] : o.task_margins)
+    if (!(margin > 0.0 && margin <= 1.0))
+      throw Error("margin of task " + task + ": " + std::to_string(margin) + " must be in (0, 1]");
 }
 
 }  // namespace kvgate::compare

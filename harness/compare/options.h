@@ -1,6 +1,8 @@
 // What `kvgate compare` decides with: every knob explicit and recorded in the JSON.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 #include "stats/auc.h"
@@ -21,6 +23,14 @@ struct CompareOptions {
   std::uint64_t seed = 0;        // bootstrap seed
   bool strict_pinning = false;   // a difference other than the KV settings is an error (exit 2)
   std::string model_config{};    // config.json for KV capacity estimates when a run has no engine log
+  // Per task, from a suite (`kvgate gate`): a task's own margin, and tasks that are compared and
+  // reported but never decide a verdict (a suite's `gate: false`).
+  std::map<std::string, double> task_margins{};
+  std::set<std::string> informative_tasks{};
+
+  // These options as one task sees them: its own margin when it has one.
+  CompareOptions for_task(const std::string& task) const;
+  bool gates(const std::string& task) const { return !informative_tasks.contains(task); }
 };
 
 // Throws kvgate::Error naming the option when a value is out of range.

@@ -140,7 +140,9 @@ double contrast_var(const RatioMoments& m, double t) { return stats::contrast_va
 }  // namespace
 
 void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
-  const CompareOptions& o = ctx.options;
+  const CompareOptions o = ctx.options.for_task(t.task);
+  t.gated = o.gates(t.task);
+  t.margin = o.margin;
   // Tang is exact for the case it was built for: one 0/1 result per trial, independent trials.
   const bool tang_ok = t.binary && t.max_repeats == 1 && !t.cluster_field;
   std::vector<std::uint32_t> remap;
@@ -230,7 +232,7 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
   t.difference = tang_gate ? newcombe_difference(score_table(t.trial_pairs), var_diff, o.alpha)
                            : normal_difference(m.mean_c - m.mean_b, var_diff, o.alpha);
   if (!(m.mean_b > 0.0)) {
-    if (ctx.gating)
+    if (ctx.gating && t.gated)
       throw Error("task " + t.task + ": the baseline " + ctx.reference.run->path + " never scores (" +
                   (t.metric == "auc" ? std::string("AUC") : std::string("mean score")) +
                   " 0 over " + std::to_string(t.trials) +

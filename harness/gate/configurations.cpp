@@ -1,0 +1,160 @@
+#include "gate/configurations.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "decoder/device.h"
+#include "decoder/model_config.h"
+#include "runner/http_backend.h"
+#include "runner/run_session.h"
+
+namespace kvgate::gate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_label(const std::string& label, const std::string& flag) {
+  const bool ok = !label.empty() && label.size() <= 64 && label != "." && label != ".." &&
+                  std::all_of(label.begin(), label.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+                  });
+  if (!ok)
+    throw Error(flag + " \"" + label + "\": a label names a directory under DIR/runs/: use 1-64 letters, digits, '-', '_' or '.'");
+}
+
+Configuration endpoint(const Targets& t, const std::string& url, std::string label, std::string log) {
+  Configuration c{.label = std::move(label), .engine_log = std::move(log)};
+  c.backend.kind = "openai";
+  c.backend.http = runner::HttpBackendOptions{
+      .endpoints = {url},
+      .model = t.model,
+      .api = runner::parse_api(t.api),
+      .stream = t.stream,
+      .api_key = runner::read_api_key(t.api_key_env, !t.api_key_env.empty()),
+      .api_key_env = t.api_key_env.empty() ? "OPENAI_API_KEY" : t.api_key_env,
+      .insecure = t.insecure,
+      .ca_bundle = t.ca_bundle,
+      .timeout_s = t.timeout_s,
+  };
+  return c;
+}
+
+Configuration reference(const Targets& t, const std::string& model_dir, const std::string& format, std::string label) {
+  Configuration c{.label = std::move(label), .kv_format = format};
+  c.backend.kind = "reference";
+  c.backend.reference = runner::ReferenceBackendOptions{.model_dir = model_dir,
+                                                        .kv_format = format,
+                                                        .device = decoder::resolve_device(t.device),
+                                                        .threads = t.threads,
+                                                        .max_batch = t.max_batch,
+                                                        .stream = t.stream};
+  return c;
+}
+
+}  // namespace
+
+std::string find_demo_model() {
+  std::vector<fs::path> roots = {fs::current_path()};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) roots.push_back(exe.parent_path().parent_path());
+#ifdef KVGATE_SOURCE_DIR
+  roots.emplace_back(KVGATE_SOURCE_DIR);
+#endif
+  for (const fs::path& r : roots)
+    if (fs::is_regular_file(r / "models/demo/config.json", ec)) return (r / "models/demo").lexically_normal().string();
+  return "";
+}
+
+std::vector<Configuration> make_configurations(const Targets& t) {
+  const bool named_nothing = t.baseline_url.empty() && t.candidate_urls.empty() && t.model_dir.empty() && t.candidate_kv.empty();
+  std::vector<std::string> candidate_kv = t.candidate_kv;
+  if (named_nothing && t.baseline_kv.empty()) candidate_kv = {"fp8_e4m3", "int4_per_token_head"};  // the main job
+  if (t.candidate_urls.empty() && candidate_kv.empty())
+    throw Error("gate: no candidate: pass --candidate URL (an endpoint) or --candidate-kv F[,F...] (the reference decoder)");
+
+  const bool any_endpoint = !t.baseline_url.empty() || !t.candidate_urls.empty();
+  if (any_endpoint && t.model.empty())
+    throw Error("gate: --model missing: pass the model name the servers serve (GET BASE_URL/models lists them)");
+  const bool any_reference = t.baseline_url.empty() || !candidate_kv.empty();
+  std::string model_dir = t.model_dir;
+  if (any_reference && model_dir.empty()) {
+    model_dir = find_demo_model();
+    if (model_dir.empty())
+      throw Error("gate: no --model-dir given and the demo model (models/demo/ of the kvgate checkout) is not there: pass "
+                  "--model-dir DIR (a Hugging Face checkpoint), or endpoints with --baseline URL --candidate URL --model M");
+    log_info("gate: the reference decoder runs the demo model " + model_dir);
+  }
+  if (!model_dir.empty()) model_dir = fs::absolute(model_dir).lexically_normal().string();
+  if (!any_reference && !t.device.empty()) throw Error("--device belongs to the reference decoder (--model-dir, --candidate-kv): drop it");
+  if (!t.baseline_url.empty() && !t.baseline_kv.empty())
+    throw Error("--baseline-kv names the reference decoder's baseline format; with --baseline URL the server's own format counts: drop one");
+
+  const std::size_t n_candidates = t.candidate_urls.size() + candidate_kv.size();
+  if (t.candidate_labels.size() > n_candidates)
+    throw Error("--candidate-label given " + std::to_string(t.candidate_labels.size()) + " times for " + std::to_string(n_candidates) +
+                " candidates (endpoints first, then KV formats)");
+  if (t.candidate_engine_logs.size() > t.candidate_urls.size())
+    throw Error("--candidate-engine-log given " + std::to_string(t.candidate_engine_logs.size()) + " times for " +
+                std::to_string(t.candidate_urls.size()) + " candidate endpoints (one log per --candidate URL, in order)");
+  if (!t.baseline_engine_log.empty() && t.baseline_url.empty())
+    throw Error("--baseline-engine-log belongs to a --baseline URL (an engine's startup log): drop it for the reference decoder");
+
+  std::vector<Configuration> out;
+  if (!t.baseline_url.empty()) out.push_back(endpoint(t, t.baseline_url, t.baseline_label.empty() ? "baseline" : t.baseline_label,
+                                                      t.baseline_engine_log));
+  else {
+    const std::string f = t.baseline_kv.empty() ? "bf16" : t.baseline_kv;
+    out.push_back(reference(t, model_dir, f, t.baseline_label.empty() ? f : t.baseline_label));
+  }
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < t.candidate_urls.size(); ++i, ++k) {
+    std::string label = k < t.candidate_labels.size() ? t.candidate_labels[k]
+                        : t.candidate_urls.size() == 1 ? "candidate"
+                                                       : "candidate-" + std::to_string(i + 1);
+    out.push_back(endpoint(t, t.candidate_urls[i], std::move(label), i < t.candidate_engine_logs.size() ? t.candidate_engine_logs[i] : ""));
+  }
+  for (const std::string& f : candidate_kv) {
+    out.push_back(reference(t, model_dir, f, k < t.candidate_labels.size() ? t.candidate_labels[k] : f));
+    ++k;
+  }
+  std::set<std::string> seen;
+  for (const Configuration& c : out) {
+    check_label(c.label, c.backend.kind == "openai" ? "--candidate-label" : "--candidate-kv");
+    if (!seen.insert(c.label).second)
+      throw Error("gate: two configurations are labelled \"" + c.label +
+                  "\": give each its own with --baseline-label / --candidate-label (or drop the repeated KV format)");
+  }
+  return out;
+}
+
+std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source) {
+  std::int64_t best = 0;
+  std::set<std::string> dirs;
+  const auto take = [&](std::int64_t v, const std::string& from) {
+    if (v <= 0 || (best != 0 && v >= best)) return;
+    best = v;
+    if (source) *source = from;
+  };
+  for (const Configuration& c : configs) {
+    if (c.backend.kind == "reference") {
+      if (!dirs.insert(c.backend.reference.model_dir).second) continue;
+      const decoder::ModelConfig m = decoder::load_model_config(c.backend.reference.model_dir);
+      take(m.max_position_embeddings, c.backend.reference.model_dir + "/config.json max_position_embeddings");
+    } else {
+      runner::HttpBackendOptions o = c.backend.http;
+      runner::HttpBackend backend(o);
+      const nlohmann::json d = backend.describe();
+      const nlohmann::json* s = d.contains("engine") && d["engine"].contains("summary") ? &d["engine"]["summary"] : nullptr;
+      if (s && s->contains("max_model_len") && (*s)["max_model_len"].is_number_integer())
+        take((*s)["max_model_len"].get<std::int64_t>(), c.label + " (" + o.endpoints.front() + "/models max_model_len)");
+    }
+  }
+  return best;
+}
+
+}  // namespace kvgate::gate

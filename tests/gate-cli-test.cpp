@@ -1,0 +1,111 @@
+// `kvgate gate` through the binary: built-in suites listed and shown, bad suites and flags refused
+// with exit 2, and a gate against local servers that prints the verdict and the report's path and
+// exits with the verdict.
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "catch_compat.hpp"
+#include "core/jsonl.h"
+#include "local_server.h"
+#include "test_util.h"
+
+using kvtest::contains;
+using kvtest::run_kvgate;
+using nlohmann::json;
+
+namespace {
+
+// Answers NIAH questions from the haystack (perfect), or never (broken).
+struct NiahServer : kvtest::LocalServer {
+  explicit NiahServer(bool perfect) {
+    server.Post("/v1/chat/completions", [perfect](const httplib::Request& req, httplib::Response& res) {
+      const std::string prompt = json::parse(req.body)["messages"].back()["content"].get<std::string>();
+      std::string answer = "No idea.";
+      std::smatch m, v;
+      if (perfect && std::regex_search(prompt, m, std::regex("special magic \\w+ for (\\S+) mentioned in the provided text\\?")) &&
+          std::regex_search(prompt, v, std::regex("special magic \\w+ for " + m[1].str() + " is: (\\S+)\\.")))
+        answer = v[1].str();
+      const json choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", answer}}}, {"finish_reason", "stop"}};
+      res.set_content(json{{"id", "x"}, {"object", "chat.completion"}, {"model", "m"}, {"choices", {choice}}}.dump(), "application/json");
+    });
+    start();
+    // Destroyed before listen() runs, httplib would miss the stop: wait until it listens.
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
+const char* kSuite = R"(suite: cli-niah
+seed: 5
+tasks:
+  - task: niah
+    lengths: [1024, 2048]
+    per_bucket: 6
+    depths: [20, 80]
+    max_tokens: 16
+)";
+
+}  // namespace
+
+TEST_CASE("gate cli: built-in suites are listed and shown", "[gate][e2e]") {
+  auto r = run_kvgate({"gate", "--list-suites"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* s : {"quick\t", "ship\t", "nightly\t"}) CHECK_THAT(r.out, contains(s));
+  r = run_kvgate({"gate", "--show-suite", "ship"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, contains("suite: ship"));
+  CHECK_THAT(r.out, contains("task: gsm8k"));
+}
+
+TEST_CASE("gate cli: bad suites and flags exit 2 with the fix", "[gate][e2e]") {
+  kvtest::TempDir dir;
+  kvtest::write_text(dir.file("bad.yaml"), "suite: x\ntasks:\n  - task: niah\n    lengths: [1024]\n    per_bucket: 0\n");
+  auto r = run_kvgate({"gate", "--suite", dir.file("bad.yaml"), "--out", dir.file("g"), "--baseline", "http://127.0.0.1:9/v1",
+                       "--candidate", "http://127.0.0.1:9/v1", "--model", "m"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains(dir.file("bad.yaml") + ":5: tasks[0].per_bucket: must be in [1, "));
+  r = run_kvgate({"gate", "--suite", "fast", "--out", dir.file("g")});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("--suite fast: not a built-in suite (nightly, quick, ship)"));
+  r = run_kvgate({"gate", "--out", dir.file("g"), "--baseline", "http://127.0.0.1:9/v1", "--model", "m"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("no candidate"));
+  r = run_kvgate({"gate", "--suite", "nightly", "--out", dir.file("g"), "--baseline", "http://127.0.0.1:9/v1", "--candidate",
+                  "http://127.0.0.1:9/v1", "--model", "m", "--max-context", "8192"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("pass --history FILE"));
+}
+
+TEST_CASE("gate cli: a broken candidate FAILs with exit 1; the verdict printed is the JSON's", "[gate][e2e]") {
+  kvtest::TempDir dir;
+  kvtest::write_text(dir.file("s.yaml"), kSuite);
+  NiahServer good(true), bad(false);
+  const std::string out = dir.file("g");
+  auto r = run_kvgate({"gate", "--suite", dir.file("s.yaml"), "--out", out, "--baseline", good.url("/v1"), "--candidate", bad.url("/v1"),
+                       "--candidate", good.url("/v1"), "--candidate-label", "broken", "--candidate-label", "same", "--model", "m",
+                       "--progress", "none"});
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, contains("verdict: FAIL"));
+  CHECK_THAT(r.out, contains("broken: FAIL"));
+  CHECK_THAT(r.out, contains("same: PASS"));
+  CHECK_THAT(r.out, contains("report: " + out + "/report.html"));
+  const json j = json::parse(kvgate::read_file(out + "/compare.json"));
+  CHECK(j["verdict"] == "FAIL");
+  CHECK(j["exit_code"] == r.exit_code);
+  CHECK(j["runs"].size() == 3);
+  CHECK(j["runs"][1]["label"] == "broken");
+
+  // Each configuration's joined run directory is what `kvgate compare` reads as it is.
+  auto cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/broken"});
+  CHECK(cmp.exit_code == 1);
+  cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/same"});
+  CHECK(cmp.exit_code == 0);
+
+  // Same command again: resumes (nothing to run), same verdict.
+  auto again = run_kvgate({"gate", "--suite", dir.file("s.yaml"), "--out", out, "--baseline", good.url("/v1"), "--candidate", bad.url("/v1"),
+                           "--candidate", good.url("/v1"), "--candidate-label", "broken", "--candidate-label", "same", "--model", "m",
+                           "--progress", "none"});
+  CHECK(again.exit_code == 1);
+  CHECK_THAT(again.err, contains("12 already done, 0 to run"));
+}

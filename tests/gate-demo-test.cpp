@@ -1,0 +1,68 @@
+// The README's main job in CI: `kvgate gate --suite quick` on the demo model (models/demo/, issue
+// #14) through the reference decoder on the CPU, with a deliberately broken candidate (the test-only
+// KV format test_broken_zero_v: V reads back as zeros) that must FAIL. The report files exist and
+// the verdict printed, the exit code and the JSON agree.
+#include <filesystem>
+
+#include "catch_compat.hpp"
+#include "core/jsonl.h"
+#include "test_util.h"
+
+using kvtest::contains;
+using kvtest::run_kvgate;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+TEST_CASE("gate demo: quick on the demo model on CPU; the zeroed-V candidate FAILs", "[gate][e2e]") {
+  INFO("models/demo/ (issue #14) must be in the checkout");
+  REQUIRE(fs::is_regular_file("models/demo/config.json"));
+  kvtest::TempDir dir;
+  const std::string out = dir.file("gate");
+  const std::vector<std::string> args = {"gate", "--suite", "quick", "--out", out, "--model-dir", "models/demo", "--baseline-kv", "bf16",
+                                         "--candidate-kv", "fp8_e4m3,test_broken_zero_v", "--device", "cpu", "--concurrency", "2",
+                                         "--progress", "none"};
+  const auto r = run_kvgate(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 1);  // the broken candidate fails, so the gate does
+
+  for (const char* f : {"report.html", "report.md", "junit.xml", "compare.json", "summary.txt", "gate.json"})
+    CHECK(fs::is_regular_file(out + "/" + f));
+  const json j = json::parse(kvgate::read_file(out + "/compare.json"));
+  CHECK(j["verdict"] == "FAIL");
+  CHECK(j["exit_code"] == r.exit_code);
+  CHECK_THAT(r.out, contains("verdict: FAIL"));
+  CHECK_THAT(r.out, contains("report: " + out + "/report.html"));
+  CHECK(j["gate"]["configurations"][0]["device"] == "cpu");
+
+  // Per candidate: the broken one FAILs NIAH (the gated task); the baseline reads (the demo model
+  // finds needles), so the failure is the format's; fp8 does not FAIL.
+  REQUIRE(j["runs"].size() == 3);
+  bool saw_broken = false, saw_fp8 = false;
+  for (const json& p : j["pairs"]) {
+    if (!p["gating"].get<bool>()) continue;
+    const std::string label = p["candidate_label"];
+    for (const json& t : p["tasks"]) {
+      if (t["task"] != "niah") continue;
+      CHECK(t["reference_metric"].get<double>() > 0.5);
+      if (label == "test_broken_zero_v") {
+        saw_broken = true;
+        CHECK(p["verdict"] == "FAIL");
+        CHECK(t["verdict"] == "FAIL");
+        CHECK(t["candidate_metric"].get<double>() < 0.1);
+      } else if (label == "fp8_e4m3") {
+        saw_fp8 = true;
+        CHECK(t["verdict"] != "FAIL");
+      }
+    }
+  }
+  CHECK(saw_broken);
+  CHECK(saw_fp8);
+  const std::string html = kvgate::read_file(out + "/report.html");
+  CHECK_THAT(html, contains("test_broken_zero_v"));
+  CHECK(html.find("http://") == std::string::npos);
+
+  // Re-running resumes: nothing to run, the same verdict.
+  const auto again = run_kvgate(args);
+  CHECK(again.exit_code == 1);
+  CHECK_THAT(again.err, contains("0 to run"));
+}
