@@ -3,6 +3,8 @@
 #pragma once
 #include <httplib.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -14,11 +16,19 @@ struct LocalServer {
 
   void start() {
     port = server.bind_to_any_port("127.0.0.1");  // listening from here on: connections queue
-    thread_ = std::thread([this] { server.listen_after_bind(); });
+    thread_ = std::thread([this] {
+      server.listen_after_bind();
+      done_ = true;
+    });
   }
   ~LocalServer() {
     if (thread_.joinable()) {
-      server.stop();
+      // httplib's stop() does nothing until listen_after_bind() has started, which on a loaded
+      // machine can be after a short test ends: ask until the thread is done.
+      while (!done_) {
+        server.stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
       thread_.join();
     }
   }
@@ -26,6 +36,7 @@ struct LocalServer {
 
  private:
   std::thread thread_;
+  std::atomic<bool> done_{false};
 };
 
 }  // namespace kvtest
