@@ -72,27 +72,9 @@ TEST_CASE("kld stats: RMS dp, same-top p and the report layout", "[kld]") {
   CHECK(j["positions_scored"] == 20);
 }
 
-namespace {
-
-decoder::MakeModelOptions options() {
-  decoder::MakeModelOptions o;
-  o.arch = "qwen3";
-  o.seed = 7;
-  o.layers = 4;
-  o.hidden = 128;
-  o.heads = 4;
-  o.kv_heads = 2;
-  o.head_dim = 64;
-  o.intermediate = 256;
-  o.merges = 64;
-  return o;
-}
-
-}  // namespace
-
 TEST_CASE("kld run: bf16 against itself is 0; lossy formats are above 0 in the expected order", "[kld][decoder]") {
   kvtest::TempDir tmp;
-  auto model = kvtest::make_and_load(tmp, "m", options());
+  auto model = kvtest::make_and_load(tmp, "m", kvtest::every_format_model());
   const int vocab = model->config().vocab_size;
   Rng rng(2024);
   std::vector<std::vector<int>> chunks(2, std::vector<int>(120));
@@ -133,7 +115,7 @@ TEST_CASE("kld run: bf16 against itself is 0; lossy formats are above 0 in the e
 
 TEST_CASE("kld run: an engine's error reaches the caller; bad chunks are errors", "[kld]") {
   kvtest::TempDir tmp;
-  auto model = kvtest::make_and_load(tmp, "m", options());
+  auto model = kvtest::make_and_load(tmp, "m", kvtest::every_format_model());
   auto base = decoder::make_engine(model, {.device = "cpu"});
   auto test = decoder::make_engine(model, {.device = "cpu"});
   CHECK_THROWS_AS(run_kld(*base, *test, {}, {}), Error);

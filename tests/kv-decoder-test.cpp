@@ -17,22 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-// head_dim 64 fits every format: q8_0/q4_0 blocks and rotation, NVFP4 blocks, the Hadamard sizes,
-// KIVI's groups.
-MakeModelOptions options() {
-  MakeModelOptions o;
-  o.arch = "qwen3";
-  o.seed = 7;
-  o.layers = 4;
-  o.hidden = 128;
-  o.heads = 4;
-  o.kv_heads = 2;
-  o.head_dim = 64;
-  o.intermediate = 256;
-  o.merges = 64;
-  return o;
-}
-
 struct Scored {
   std::vector<std::vector<float>> logits;  // per continuation position
 };
@@ -74,7 +58,7 @@ double mean_kld(const Scored& base, const Scored& x) {
 
 TEST_CASE("kv formats in the decoder: every format decodes; bf16 is the baseline exactly; the error order holds", "[kv][decoder]") {
   kvtest::TempDir tmp;
-  auto model = kvtest::make_and_load(tmp, "m", options());
+  auto model = kvtest::make_and_load(tmp, "m", kvtest::every_format_model());
   const int vocab = model->config().vocab_size;
   kvgate::Rng rng(2024);
   std::vector<int> prompt(16), cont(200);

@@ -28,18 +28,7 @@ struct Setup {
   kvtest::TempDir tmp;
   std::string model = tmp.file("tiny"), tasks = tmp.file("tasks.jsonl"), text = tmp.file("text.txt");
   Setup() {
-    kvgate::decoder::MakeModelOptions o;
-    o.arch = "qwen3";
-    o.seed = 3;
-    o.layers = 2;
-    o.hidden = 64;
-    o.heads = 4;
-    o.kv_heads = 2;
-    o.head_dim = 16;
-    o.intermediate = 128;
-    o.merges = 256;
-    o.max_position = 1024;
-    kvgate::decoder::make_model(o, model);
+    kvgate::decoder::make_model({.seed = 3, .max_position = 1024}, model);
     std::string lines;
     const char* questions[] = {"Where were the boats?", "What did the baker do?", "Who mended the nets?"};
     for (int i = 0; i < 3; ++i)

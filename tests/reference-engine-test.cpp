@@ -18,26 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-// Chat options with add_generation_prompt (set by name: ChatOptions has many fields).
-kvgate::ChatOptions with_generation_prompt() {
-  kvgate::ChatOptions o;
-  o.add_generation_prompt = true;
-  return o;
-}
-
-MakeModelOptions tiny(const std::string& arch = "qwen3") {
-  MakeModelOptions o;
-  o.arch = arch;
-  o.seed = 11;
-  o.layers = 2;
-  o.hidden = 64;
-  o.heads = 4;
-  o.kv_heads = 2;
-  o.head_dim = 16;
-  o.intermediate = 128;
-  o.merges = 200;
-  return o;
-}
+MakeModelOptions tiny(const std::string& arch = "qwen3") { return {.arch = arch, .seed = 11, .merges = 200}; }
 
 std::vector<int> random_ids(kvgate::Rng& rng, int n, int vocab) {
   std::vector<int> v(n);
@@ -141,7 +122,7 @@ TEST_CASE("model text: the chat template, eos stop ids, and text that decodes by
   REQUIRE(im_end);
   CHECK(std::find(text.stop_token_ids().begin(), text.stop_token_ids().end(), *im_end) != text.stop_token_ids().end());
   const nlohmann::ordered_json msgs = nlohmann::ordered_json::parse(R"([{"role":"user","content":"Hello there"}])");
-  const std::vector<int> ids = text.encode_chat(msgs, with_generation_prompt());
+  const std::vector<int> ids = text.encode_chat(msgs, kvtest::with_generation_prompt());
   CHECK(text.tokenizer().decode(std::vector<std::int32_t>(ids.begin(), ids.end())) ==
         "<|im_start|>user\nHello there<|im_end|>\n<|im_start|>assistant\n");
   // Generated ids -> text: decoding them together equals the generation's text (special tokens skipped).

@@ -21,27 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-// Chat options with add_generation_prompt (set by name: ChatOptions has many fields).
-kvgate::ChatOptions with_generation_prompt() {
-  kvgate::ChatOptions o;
-  o.add_generation_prompt = true;
-  return o;
-}
-
-decoder::MakeModelOptions tiny() {
-  decoder::MakeModelOptions o;
-  o.arch = "qwen3";
-  o.seed = 5;
-  o.layers = 2;
-  o.hidden = 64;
-  o.heads = 4;
-  o.kv_heads = 2;
-  o.head_dim = 16;
-  o.intermediate = 128;
-  o.merges = 200;
-  o.max_position = 512;
-  return o;
-}
+decoder::MakeModelOptions tiny() { return {.seed = 5, .merges = 200, .max_position = 512}; }
 
 struct Fixture {
   kvtest::TempDir tmp;
@@ -83,7 +63,7 @@ struct Fixture {
   // What the engine itself generates for a chat, greedy.
   std::string direct_chat(const std::string& user, int max_tokens) const {
     const auto msgs = nlohmann::ordered_json::array({{{"role", "user"}, {"content", user}}});
-    const auto ids = text->encode_chat(msgs, with_generation_prompt());
+    const auto ids = text->encode_chat(msgs, kvtest::with_generation_prompt());
     auto g = text->generate_options({.sampler = {.temperature = 0.0}, .max_tokens = max_tokens});
     return decoder::ModelText::text_of(engine->generate(ids, g));
   }
@@ -238,7 +218,7 @@ TEST_CASE("serve: /tokenize and /detokenize in vLLM's shape", "[serve]") {
   CHECK(t["max_model_len"] == 512);
   const json chat = f.post("/tokenize", R"({"messages":[{"role":"user","content":"Hi"}],"return_token_strs":true})", 200);
   const auto msgs = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "Hi"}}});
-  CHECK(chat["tokens"] == json(f.text->encode_chat(msgs, with_generation_prompt())));
+  CHECK(chat["tokens"] == json(f.text->encode_chat(msgs, kvtest::with_generation_prompt())));
   CHECK(chat["token_strs"].size() == chat["tokens"].size());
   const json d = f.post("/detokenize", json{{"tokens", ids}}.dump(), 200);
   CHECK(d["prompt"] == "Hello world");

@@ -60,12 +60,9 @@ std::vector<Trial> generate_trials(const GenOptions& o) {
   for (int n : o.needles)
     if (n < 1 || n > 64) throw Error("--needles: " + std::to_string(n) + " is not a needle count between 1 and 64");
   // Each trial depends only on its own seed, so the threads fill their slots in any order.
-  const std::size_t per = static_cast<std::size_t>(o.per_bucket), jobs = o.lengths.size() * per;
-  std::vector<Trial> trials(jobs);
-  parallel_for(jobs, resolve_threads(o.threads, jobs), [&](std::size_t j) {
-    trials[j] = generate_trial(o, o.lengths[j / per], static_cast<int>(j % per));
+  return make_per_bucket(o.lengths, o.per_bucket, o.threads, [&](std::int64_t bucket, std::size_t index) {
+    return generate_trial(o, bucket, static_cast<int>(index));
   });
-  return trials;
 }
 
 }  // namespace kvgate::mrcr

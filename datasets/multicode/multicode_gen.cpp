@@ -126,12 +126,9 @@ std::vector<Trial> generate_multicode(const MulticodeOptions& o, const TokenCoun
   auto calibration = haystack::make_trial_source(o.corpus, derive_seed(o.seed, "multicode/calibration"), &start);
   const double bytes_per_token = haystack::measure_bytes_per_token(counter, *calibration);
 
-  const std::size_t per = static_cast<std::size_t>(o.per_bucket), jobs = o.lengths.size() * per;
-  std::vector<Trial> trials(jobs);
-  parallel_for(jobs, resolve_threads(o.threads, jobs), [&](std::size_t j) {
-    trials[j] = make_trial(o, counter, bytes_per_token, o.lengths[j / per], j % per);
+  return make_per_bucket(o.lengths, o.per_bucket, o.threads, [&](std::int64_t bucket, std::size_t index) {
+    return make_trial(o, counter, bytes_per_token, bucket, index);
   });
-  return trials;
 }
 
 }  // namespace kvgate::multicode

@@ -17,7 +17,7 @@ struct MakeModelOptions {
   int layers = 2, hidden = 64, heads = 4, kv_heads = 2, head_dim = 16, intermediate = 128;
   int vocab = 0;     // 0: the tokenizer's size; larger pads (as real checkpoints do)
   int merges = 256;  // BPE merges of the synthetic tokenizer
-  std::optional<bool> tie_embeddings;  // default: qwen3 tied, the others not
+  std::optional<bool> tie_embeddings = std::nullopt;  // default: qwen3 tied, the others not
   std::string rope_scaling = "none";   // none, linear, llama3, yarn
   double rope_factor = 4.0;
   double rope_theta = 0.0;              // 0: 1e6 for qwen2/qwen3, 10000 otherwise
