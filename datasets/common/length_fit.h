@@ -69,6 +69,16 @@ struct LengthFit {
   bool found = false;
   std::string failure;  // why not found
   std::int64_t lowest = 0, highest = 0;
+  std::vector<LengthProbe> probes;  // every count, in order (the first is the empty body)
+
+  // The probe with the most tokens under the window, where a finer step can start; null when the
+  // fixed part alone is over it (or nothing was counted).
+  const LengthProbe* closest_below() const {
+    const LengthProbe* best = nullptr;
+    for (const LengthProbe& p : probes)
+      if (p.tokens < lowest && (!best || p.tokens > best->tokens)) best = &p;
+    return best;
+  }
 };
 
 // Drives the search: build(budget) -> Candidate (with a `body_bytes` member), count(candidate) -> tokens.
@@ -92,6 +102,7 @@ LengthFit<Candidate> fit_length(const LengthFitSpec& spec, Build&& build, Count&
   }
   fit.found = search.found();
   fit.failure = search.failure();
+  fit.probes = search.probes();
   return fit;
 }
 
