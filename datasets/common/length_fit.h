@@ -6,7 +6,9 @@
 // the whole rendered input once, and the search picks the next budget. The first count is of the
 // empty body (the fixed part; too big means the target is infeasible); the second aims from the
 // density guess; later ones interpolate between the closest counts below and above the window
-// (secant steps, bisection when they stall). Typical: 3 counts, two of them full-size.
+// (secant steps, bisection when they stall). Typical: 3 counts, two of them full-size. When one
+// byte of budget jumps over the window (short targets, small vocabularies), the search fails; the
+// caller can then start a finer step from LengthFit::closest_below() (haystack_fine_step.h).
 #pragma once
 #include <cstdint>
 #include <string>

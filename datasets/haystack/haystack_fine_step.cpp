@@ -30,11 +30,13 @@ FineStepResult fine_step(const HaystackBuilder& builder, const HaystackSelection
   const std::vector<std::string>& pool = builder.fill_sentences();
   const std::size_t n = start.sentences;
 
-  // Each piece's own count, with the separator render() puts before it (none for the first item).
-  std::vector<std::int64_t> fill_joined(pool.size()), fill_alone(pool.size());
+  // Each piece's own count, with the separator render() puts before it (none for the first item,
+  // which a filler is only when the ending may drop every stream sentence).
+  const bool may_lead = n <= o.max_dropped;
+  std::vector<std::int64_t> fill_joined(pool.size()), fill_alone(may_lead ? pool.size() : 0);
   for (std::size_t f = 0; f < pool.size(); ++f) {
     fill_joined[f] = count_of(counter, " " + pool[f]);
-    fill_alone[f] = count_of(counter, pool[f]);
+    if (may_lead) fill_alone[f] = count_of(counter, pool[f]);
   }
   auto sentence = [&](std::size_t i) {
     if (i == 0) return count_of(counter, stream[i].text);
