@@ -6,7 +6,9 @@
 // the whole rendered input once, and the search picks the next budget. The first count is of the
 // empty body (the fixed part; too big means the target is infeasible); the second aims from the
 // density guess; later ones interpolate between the closest counts below and above the window
-// (secant steps, bisection when they stall). Typical: 3 counts, two of them full-size.
+// (secant steps, bisection when they stall). Typical: 3 counts, two of them full-size. When one
+// byte of budget jumps over the window (short targets, small vocabularies), the search fails; the
+// caller can then start a finer step from LengthFit::closest_below() (haystack_fine_step.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -69,6 +71,16 @@ struct LengthFit {
   bool found = false;
   std::string failure;  // why not found
   std::int64_t lowest = 0, highest = 0;
+  std::vector<LengthProbe> probes;  // every count, in order (the first is the empty body)
+
+  // The probe with the most tokens under the window, where a finer step can start; null when the
+  // fixed part alone is over it (or nothing was counted).
+  const LengthProbe* closest_below() const {
+    const LengthProbe* best = nullptr;
+    for (const LengthProbe& p : probes)
+      if (p.tokens < lowest && (!best || p.tokens > best->tokens)) best = &p;
+    return best;
+  }
 };
 
 // Drives the search: build(budget) -> Candidate (with a `body_bytes` member), count(candidate) -> tokens.
@@ -92,6 +104,7 @@ LengthFit<Candidate> fit_length(const LengthFitSpec& spec, Build&& build, Count&
   }
   fit.found = search.found();
   fit.failure = search.failure();
+  fit.probes = search.probes();
   return fit;
 }
 

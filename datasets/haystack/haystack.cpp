@@ -71,6 +71,15 @@ HaystackSelection HaystackBuilder::select(std::int64_t budget) {
   return sel;
 }
 
+HaystackSelection HaystackBuilder::compose(std::size_t sentences, std::vector<std::size_t> fillers) const {
+  HaystackSelection sel;
+  sel.sentences = sentences;
+  sel.bytes = cum_.at(sentences);
+  for (std::size_t f : fillers) sel.bytes += (sel.bytes > 0 ? 1 : 0) + static_cast<std::int64_t>(fills_.at(f).size());
+  sel.fillers = std::move(fillers);
+  return sel;
+}
+
 std::vector<PlacedInsertion> HaystackBuilder::render(const HaystackSelection& sel, std::span<const Insertion> insertions,
                                                      std::string& out) const {
   const std::size_t n = sel.sentences, items = n + sel.fillers.size();

@@ -42,6 +42,10 @@ class HaystackBuilder {
 
   HaystackSelection select(std::int64_t budget_bytes);
 
+  // The selection of the first `sentences` of the stream (already drawn) and the pool's `fillers`
+  // after them, with its size: for fitting steps finer than a byte budget (haystack_fine_step.h).
+  HaystackSelection compose(std::size_t sentences, std::vector<std::size_t> fillers) const;
+
   // Appends the selected haystack, with the insertions at sentence boundaries, to `out`. Sentences
   // within a paragraph are joined by a space, paragraphs by a blank line; an insertion at a paragraph
   // boundary ends the paragraph before it. Returns one placement per insertion, in their order.

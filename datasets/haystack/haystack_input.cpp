@@ -3,6 +3,7 @@
 #include "common/length_fit.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "haystack/haystack_fine_step.h"
 #include "haystack/prose_generator.h"
 
 namespace kvgate::haystack {
@@ -28,9 +29,9 @@ FittedHaystackInput fit_haystack_input(HaystackBuilder& builder, const HaystackP
                                        const std::string& what) {
   const std::int64_t reserve = reserved_special_tokens(o.api);
   LengthFitSpec spec{.target = o.target, .tolerance = o.tolerance, .reserve = reserve, .bytes_per_token = o.bytes_per_token};
-  auto build = [&](std::int64_t budget) {
+  auto build_selection = [&](HaystackSelection selection) {
     Candidate c;
-    c.selection = builder.select(budget);
+    c.selection = std::move(selection);
     c.body_bytes = c.selection.bytes;
     std::string text;
     text.reserve(prompt.before.size() + static_cast<std::size_t>(c.body_bytes) + prompt.after.size() + 256);
@@ -40,12 +41,35 @@ FittedHaystackInput fit_haystack_input(HaystackBuilder& builder, const HaystackP
     c.input = render_input(o.api, std::move(text));
     return c;
   };
+  auto build = [&](std::int64_t budget) { return build_selection(builder.select(budget)); };
   auto count = [&](const Candidate& c) { return count_input(counter, c.input); };
   LengthFit<Candidate> fit = fit_length<Candidate>(spec, build, count);
+  const LengthProbe* below = fit.found ? nullptr : fit.closest_below();
+  if (below) {
+    // The byte search jumped over the window (or stalled): vary the haystack's ending instead.
+    Candidate last;
+    auto count_selection = [&](const HaystackSelection& selection) {
+      last = build_selection(selection);
+      return static_cast<std::int64_t>(count(last));
+    };
+    const FineStepOptions fine_options{.lowest = fit.lowest, .highest = fit.highest};
+    const FineStepResult fine =
+        fine_step(builder, builder.select(below->budget), below->tokens, counter, fine_options, count_selection);
+    fit.counts += fine.counts;
+    if (fine.found) {
+      fit.found = true;
+      fit.candidate = std::move(last);
+      fit.tokens = fine.tokens;
+    } else {
+      fit.failure += "; nor does any other ending of the haystack (up to " + std::to_string(fine_options.max_dropped) +
+                     " of its last sentences dropped, up to " + std::to_string(fine_options.max_fillers) +
+                     " pool sentences after them: " + std::to_string(fine.choices) + " predicted in the window, " +
+                     std::to_string(fine.counts) + " counted)";
+    }
+  }
   if (!fit.found) {
-    std::string hint = fit.failure.find("without any filler") != std::string::npos
-                           ? ": the instructions, question and needles alone exceed it; use a larger length"
-                           : ": the token counter's counts do not track the text's size; please report this with the command";
+    std::string hint = !below ? ": the instructions, question and needles alone exceed it; use a larger length"
+                              : ": the token counter's counts do not track the text's size; please report this with the command";
     throw Error(what + ": cannot fit the input to " + std::to_string(o.target) + " tokens (" + fit.failure + ")" + hint);
   }
   FittedHaystackInput out;

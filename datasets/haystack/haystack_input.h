@@ -1,6 +1,7 @@
 // A long-context trial input of an exact token length: instructions, a haystack with needles at
 // chosen depths, then the question. The haystack's size is searched with LengthFitSearch so the
-// whole rendered input (chat template included) counts within the window under the target.
+// whole rendered input (chat template included) counts within the window under the target; when one
+// byte of budget jumps over the window, haystack_fine_step.h varies the haystack's ending instead.
 #pragma once
 #include <cstddef>
 #include <cstdint>
