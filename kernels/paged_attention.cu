@@ -128,11 +128,14 @@ __device__ __forceinline__ void emulated_pv(const AttentionEmulation& e, int pag
     if (qi < nq) {
       acc[qi] *= alpha[qi];
       mma[qi] *= alpha[qi];
-#pragma unroll
+      // Not unrolled: the double sum is one dependent chain anyway, and unrolled copies for every
+      // family x query vector multiplied this file's compile time by ten.
+#pragma unroll 1
       for (int h = 0; h < kTile / kEmuStep; ++h) {
         const int ks = page * kTile + h * kEmuStep;
         if (ks > last[qi] || ks + kEmuStep <= first[qi]) continue;  // no token of this vector in the step
         double chunk = 0.0;
+#pragma unroll 1
         for (int t = h * kEmuStep; t < (h + 1) * kEmuStep; ++t)
           chunk += static_cast<double>(S[qi * kTile + t]) * static_cast<double>(v_col[t * ld]);
         emu_accumulate(e.pv_accum, chunk, acc[qi], mma[qi]);
