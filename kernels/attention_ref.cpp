@@ -150,7 +150,7 @@ void attention_kv_ref(const KvAttentionArgs& a, const KvStore& store, AttentionW
   if (ws.scores.size() < score_need) ws.scores.resize(score_need);
   for (int kvh = 0; kvh < a.kv_heads; ++kvh) {
     store.read(a.layer, kvh, first, ctx, ws.k.data(), ws.v.data());
-    attention_rows_ref({.q = a.q,
+    const AttentionArgs rows{.q = a.q,
                         .k = ws.k.data(),
                         .v = ws.v.data(),
                         .out = a.out,
@@ -165,7 +165,9 @@ void attention_kv_ref(const KvAttentionArgs& a, const KvStore& store, AttentionW
                         .out_stride = width,
                         .window = a.window,
                         .scale = a.scale,
-                        .scores = ws.scores.data()});
+                        .scores = ws.scores.data()};
+    if (a.emulation.active()) attention_rows_emulated_ref(rows, a.emulation);
+    else attention_rows_ref(rows);
   }
 }
 

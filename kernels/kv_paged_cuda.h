@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attention_emulation.h"
 #include "codec_per_token_head.h"
 #include "fp8_formats.h"
 #include "kv_format.h"
@@ -142,8 +143,11 @@ struct PagedAttentionArgs {
   int max_pages = 0, page_tokens = 64;
   const std::uint8_t* k_pool = nullptr;
   const std::uint8_t* v_pool = nullptr;
-  int splits = 0;                  // 0: chosen from the grid size and max_ctx
+  int splits = 0;                  // 0: chosen from the grid size and max_ctx (ignored with emulation)
   float* workspace = nullptr;      // attention_workspace_floats(...) floats
+  // Engine-kernel emulation (attention_emulation.h). When active, the generic kernel's emulating
+  // instantiation runs (never the fast path) with emulation.splits splits per query row.
+  AttentionEmulation emulation{};
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
 std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "attention_emulation.h"
+
 namespace kvgate::kernels {
 
 class KvStore;
@@ -98,6 +100,10 @@ struct AttentionArgs {
   float* scores = nullptr;    // workspace [rows][ctx - first]
 };
 void attention_rows_ref(const AttentionArgs& a);
+// The same rows under engine-kernel emulation (attention_emulation.h): Q rounded through fp8
+// and/or the paged online softmax with fp8 P and reduced or two-level P.V accumulation, split as
+// e.splits says. The CPU twin of the CUDA generic kernel's emulating instantiation. `scores` unused.
+void attention_rows_emulated_ref(const AttentionArgs& a, const AttentionEmulation& e);
 
 // The whole attention of one layer reading the KV store, as a decode step reads the engine's cache:
 // for each KV head, K/V of positions 0..max(q_pos) are read (dequantized) once from `store`, then
@@ -108,6 +114,7 @@ struct KvAttentionArgs {
   const int* q_pos = nullptr;
   int rows = 0, heads = 0, kv_heads = 0, head_dim = 0, layer = 0, window = 0;
   float scale = 1.0f;
+  AttentionEmulation emulation{};  // off: exact attention
 };
 struct AttentionWorkspace {
   std::vector<float> k, v, scores;

@@ -6,8 +6,13 @@
 // into an fp32 tile (element-parallel for plain formats, one thread per token through the codec
 // functions otherwise), scores are fp32 dots; an online softmax (fp32) rescales the running sums;
 // V is decoded into the same tile and P.V accumulates in fp32 registers (thread = dimension). A
-// second kernel merges the splits. Exact by default: no reduced-precision step anywhere.
+// second kernel merges the splits. Exact by default: no reduced-precision step anywhere. With
+// engine emulation (attention_emulation.h, --kernel-switches) the generic kernel's EMU
+// instantiation rounds Q and P through fp8 and accumulates P.V per 32-token k-step in FP22 or two
+// levels, each query vector over its own split of its own pages (attention_emulated_ref.cpp is its
+// twin, step for step).
 #include <algorithm>
+#include <climits>
 #include <string>
 
 #include <cuda_fp16.h>
@@ -110,6 +115,38 @@ __device__ __forceinline__ void stage(std::uint8_t* dst, const std::uint8_t* src
   for (int i = threadIdx.x; i < bytes / 16; i += kThreads) o[i] = __ldg(s + i);
 }
 
+// The emulated P.V of one page for output dimension `v_col` (v_col[t * ld] = V[t][j]): rescale
+// by alpha, then per 32-token k-step holding tokens of vector qi ([first[qi], last[qi]]), the
+// step's exact double sum into emu_accumulate, promoting every pv_promote_every tokens.
+template <int NQ>
+__device__ __forceinline__ void emulated_pv(const AttentionEmulation& e, int page, int nq, const int* first, const int* last,
+                                            const float* alpha, const float* S, const float* v_col, int ld, float acc[NQ],
+                                            float mma[NQ]) {
+  const int promote_steps = e.pv_promote_every / kEmuStep;
+#pragma unroll
+  for (int qi = 0; qi < NQ; ++qi)
+    if (qi < nq) {
+      acc[qi] *= alpha[qi];
+      mma[qi] *= alpha[qi];
+      // Not unrolled: the double sum is one dependent chain anyway, and unrolled copies for every
+      // family x query vector multiplied this file's compile time by ten.
+#pragma unroll 1
+      for (int h = 0; h < kTile / kEmuStep; ++h) {
+        const int ks = page * kTile + h * kEmuStep;
+        if (ks > last[qi] || ks + kEmuStep <= first[qi]) continue;  // no token of this vector in the step
+        double chunk = 0.0;
+#pragma unroll 1
+        for (int t = h * kEmuStep; t < (h + 1) * kEmuStep; ++t)
+          chunk += static_cast<double>(S[qi * kTile + t]) * static_cast<double>(v_col[t * ld]);
+        emu_accumulate(e.pv_accum, chunk, acc[qi], mma[qi]);
+        if (e.pv_accum == PvAccum::kTwoLevel && (ks / kEmuStep - first[qi] / kEmuStep + 1) % promote_steps == 0) {
+          acc[qi] += mma[qi];
+          mma[qi] = 0.0f;
+        }
+      }
+    }
+}
+
 // Shared memory: K and V tiles [64][d+1], Q [NQ][d], S [NQ][64], m/l/alpha/qpos/qfirst [NQ]; then,
 // for codec formats only, the raw K and V bytes of the page.
 struct SmemLayout {
@@ -123,7 +160,9 @@ struct SmemLayout {
 };
 
 // NQ: the query vectors a block holds (4 for GQA-4 decode, 16 otherwise); loops over NQ unroll.
-template <KvFamily F, int NQ>
+// EMU: engine emulation (a.emulation): per query vector split ranges, fp8 Q and P, double exps,
+// P.V per 32-token k-step through emu_accumulate.
+template <KvFamily F, int NQ, bool EMU>
 __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
@@ -145,32 +184,54 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   const AttentionTile tl = a.tiles[blockIdx.z];
   const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
   const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+  const AttentionEmulation emu = a.emulation;
   for (int i = threadIdx.x; i < nq * d; i += kThreads) {
     const int qi = i / d, j = i % d;
-    Qs[i] = a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j];
+    const float x = a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j];
+    if constexpr (EMU) Qs[i] = emu.q_fp8 ? emu_round_q(x, emu.q_scale) : x;
+    else Qs[i] = x;
   }
   if (threadIdx.x < NQ) {
     const int qi = threadIdx.x;
     const int pos = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     qpos[qi] = pos;
     qfirst[qi] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+    if constexpr (EMU) {  // this split of the vector's own pages: tokens [qfirst, qpos] within it
+      int b = 0, e = 0;
+      if (pos >= 0) emu_split_pages(qfirst[qi], pos + 1, split, splits, b, e);
+      qfirst[qi] = b < e ? max(qfirst[qi], b * kTile) : 0;
+      qpos[qi] = b < e ? min(pos, e * kTile - 1) : -1;
+    }
     m_s[qi] = -INFINITY;
     l_s[qi] = 0.0f;
     alpha_s[qi] = 1.0f;
   }
-  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
-  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
-  const int page0 = lo / kTile, npages = (hi - 1) / kTile - page0 + 1;
-  const int per = (npages + splits - 1) / splits;
-  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  int pb, pe;
+  if constexpr (EMU) {  // the union of the vectors' split page ranges
+    pb = INT_MAX, pe = INT_MIN;
+    for (int qi = 0; qi < nq; ++qi) {
+      const int pos = a.row_pos[tl.row0 + qi / group];
+      int b, e;
+      emu_split_pages(a.window > 0 ? max(0, pos - a.window + 1) : 0, pos + 1, split, splits, b, e);
+      if (b < e) pb = min(pb, b), pe = max(pe, e);
+    }
+    if (pb > pe) pb = pe = 0;
+  } else {
+    const int p_first = a.row_pos[tl.row0];
+    const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
+    const int page0 = lo / kTile, npages = (a.row_pos[tl.row0 + tl.rows - 1]) / kTile - page0 + 1;
+    const int per = (npages + splits - 1) / splits;
+    pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  }
+  const int hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
   const std::int64_t k_region = static_cast<std::int64_t>(kTile) * c.k_bytes, v_region = static_cast<std::int64_t>(kTile) * c.v_bytes;
 
-  float acc[2][NQ];
+  float acc[2][NQ], mma[EMU ? 2 : 1][NQ];  // mma: the emulated FP22 partial (two_level)
 #pragma unroll
   for (int jj = 0; jj < 2; ++jj)
 #pragma unroll
-    for (int qi = 0; qi < NQ; ++qi) acc[jj][qi] = 0.0f;
+    for (int qi = 0; qi < NQ; ++qi) acc[jj][qi] = mma[EMU ? jj : 0][qi] = 0.0f;
   __syncthreads();
 
   const int t = threadIdx.x & (kTile - 1);
@@ -203,11 +264,20 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
       const float m_old = m_s[qi], m_new = fmaxf(m_old, warp_max(fmaxf(s0, s1)));
       float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
       if (m_new != -INFINITY) {
-        p0 = expf(s0 - m_new);
-        p1 = expf(s1 - m_new);
-        alpha = expf(m_old - m_new);
+        if constexpr (EMU) {  // double exps rounded to fp32: the CPU twin computes the same values
+          p0 = static_cast<float>(exp(static_cast<double>(s0 - m_new)));
+          p1 = static_cast<float>(exp(static_cast<double>(s1 - m_new)));
+          alpha = static_cast<float>(exp(static_cast<double>(m_old - m_new)));
+        } else {
+          p0 = expf(s0 - m_new);
+          p1 = expf(s1 - m_new);
+          alpha = expf(m_old - m_new);
+        }
       }
       const float sum = warp_sum(p0 + p1);
+      if constexpr (EMU) {  // l from the unrounded weights (FA3's row_sum); P.V from fp8 ones
+        if (emu.pv_fp8) p0 = emu_round_p(p0), p1 = emu_round_p(p1);
+      }
       S[qi * kTile + lane] = p0;
       S[qi * kTile + lane + 32] = p1;
       __syncwarp();
@@ -221,6 +291,10 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
 #pragma unroll
     for (int jj = 0; jj < 2; ++jj) {
       const int j = threadIdx.x + jj * kThreads;
+      if constexpr (EMU) {
+        if (j < d) emulated_pv<NQ>(emu, p, nq, qfirst, qpos, alpha_s, S, v_tile + j, L.ld, acc[jj], mma[jj]);
+        continue;
+      }
       if (j < d) {
 #pragma unroll
         for (int qi = 0; qi < NQ; ++qi)
@@ -249,7 +323,12 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     if (j < d) {
 #pragma unroll
       for (int qi = 0; qi < NQ; ++qi)
-        if (qi < nq) wacc[(base + qi) * d + j] = acc[jj][qi];
+        if (qi < nq) {
+          if constexpr (EMU) {
+            if (emu.pv_accum == PvAccum::kTwoLevel) acc[jj][qi] += mma[jj][qi];
+          }
+          wacc[(base + qi) * d + j] = acc[jj][qi];
+        }
     }
   }
 }
@@ -493,17 +572,17 @@ __global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
   }
 }
 
-template <KvFamily F, int NQ>
+template <KvFamily F, int NQ, bool EMU = false>
 void launch_nq(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   const SmemLayout L(c.head_dim, NQ, c.k_bytes, c.v_bytes, !elementwise_family<F>());
   const int smem = L.bytes();
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
-    KV_CUDA_CHECK(cudaFuncSetAttribute(paged_attention_kernel<F, NQ>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(paged_attention_kernel<F, NQ, EMU>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     configured = smem;
   }
   const dim3 grid(splits, a.kv_heads, a.num_tiles);
-  paged_attention_kernel<F, NQ><<<grid, kThreads, smem, s>>>(c, a);
+  paged_attention_kernel<F, NQ, EMU><<<grid, kThreads, smem, s>>>(c, a);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -511,6 +590,10 @@ void launch_nq(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, c
 // element-wise formats with head_dim 128 the register fast path.
 template <KvFamily F>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int max_tile_q, int splits, cudaStream_t s) {
+  if (a.emulation.active()) {  // engine emulation: the generic kernel only, one instantiation per family
+    launch_nq<F, kMaxTileQ, true>(c, a, splits, s);
+    return;
+  }
   if constexpr (fast_family<F>()) {
     if (max_tile_q <= kFastQ && c.head_dim == kFastD) {
       paged_attention_fast_kernel<F><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, 0, s>>>(c, a);
@@ -546,7 +629,12 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   const int max_tile_q = a.max_tile_rows * (a.heads / a.kv_heads);
   if (a.max_tile_rows <= 0 || max_tile_q > kMaxTileQ)
     throw Error("paged_attention: max_tile_rows must be 1.." + std::to_string(kMaxTileQ / (a.heads / a.kv_heads)), kExitInternal);
-  const int splits = a.splits > 0 ? a.splits : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
+  if (a.emulation.active() && (a.emulation.splits < 1 || a.emulation.pv_promote_every < kEmuStep ||
+                               a.emulation.pv_promote_every % kEmuStep != 0 || !(a.emulation.q_scale > 0.0f)))
+    throw Error("paged_attention: invalid emulation settings", kExitInternal);
+  const int splits = a.emulation.active() ? a.emulation.splits
+                     : a.splits > 0       ? a.splits
+                                          : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
   switch (c.family) {
     case KvFamily::kF32: launch<KvFamily::kF32>(c, a, max_tile_q, splits, s); break;
     case KvFamily::kBf16: launch<KvFamily::kBf16>(c, a, max_tile_q, splits, s); break;

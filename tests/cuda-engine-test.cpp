@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "decoder/engine.h"
 #include "decoder/generate.h"
+#include "decoder/kernel_switches.h"
 #include "decoder/score.h"
 #include "decoder_fixtures.h"
 
@@ -59,9 +60,10 @@ struct Compared {
 };
 
 // Greedy generation and teacher-forced logits of one prompt on both paths.
+// `emulation`: the CPU session's attention emulation, the same switches the engine was given.
 Compared compare(const std::shared_ptr<const Model>& model, Engine& engine, const kvgate::kernels::KvStoreOptions& kv,
-                 const std::vector<int>& prompt, int max_tokens) {
-  Session session(model, {.kv = kv, .max_chunk = 64, .threads = 2});
+                 const std::vector<int>& prompt, int max_tokens, const kvgate::kernels::AttentionEmulation& emulation = {}) {
+  Session session(model, {.kv = kv, .max_chunk = 64, .threads = 2, .attention = emulation});
   GenerateOptions g;
   g.max_tokens = max_tokens;
   Compared c;
@@ -180,12 +182,12 @@ TEST_CASE("CUDA engine: unsupported formats and switches are errors", "[cuda]") 
     CHECK_THAT(std::string(e.what()), contains("--device cpu"));
   }
   o.kv = {};
-  o.kernel_switches = {{"q_fp8", true}};
+  o.kernel_switches = {{"q_fp9", true}};
   try {
     make_cuda_engine(model, o);
     FAIL("an unknown switch was accepted");
   } catch (const kvgate::Error& e) {
-    CHECK_THAT(std::string(e.what()), contains("q_fp8"));
+    CHECK_THAT(std::string(e.what()), contains("q_fp9"));
   }
   o.kernel_switches = nlohmann::json::object();
   auto engine = make_cuda_engine(model, o);
@@ -195,4 +197,31 @@ TEST_CASE("CUDA engine: unsupported formats and switches are errors", "[cuda]") 
   } catch (const kvgate::Error& e) {
     CHECK_THAT(std::string(e.what()), contains("vocabulary"));
   }
+}
+
+TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the same switches", "[cuda]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  const std::vector<nlohmann::json> switch_sets = {
+      {{"q_fp8", true}},
+      {{"q_fp8", true}, {"pv_fp8", true}, {"pv_accum", "reduced"}},
+      {{"pv_fp8", true}, {"pv_accum", "two_level"}, {"pv_promote_every", 64}, {"attention_splits", 2}},
+  };
+  for (const std::string f : {"bf16", "fp8_e4m3"})
+    for (const nlohmann::json& sw : switch_sets) {
+      EngineOptions o;
+      o.device = "cuda";
+      o.max_batch = 2;
+      o.kv = {f, nlohmann::json::object()};
+      o.kernel_switches = sw;
+      o.kernel_switches["gemm"] = "fp32";
+      auto engine = make_cuda_engine(model, o);
+      CHECK(engine->describe()["kernel_switches"] == o.kernel_switches);
+      const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 21), 12,
+                                 resolve_kernel_switches(sw).attention);
+      INFO(f << " " << sw.dump() << " worst logit error " << c.worst_logit_error);
+      CHECK(c.worst_logit_error <= 1e-2);
+      CHECK(c.same_tokens);
+    }
 }

@@ -113,16 +113,51 @@ TEST_CASE("run --backend reference: a run directory with the KV format record; r
                            "--kv-scales", scales});
   CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.err, kvtest::contains("--backend reference"));
-  // Kernel switches are the CUDA engine's: the CPU engine refuses them, saying so; bad JSON too.
+  // Kernel switches: the CUDA-only "gemm" is refused by the CPU engine, saying so; bad JSON too.
   std::vector<std::string> switches = args;
   switches[4] = s.tmp.file("switches");
-  switches.insert(switches.end(), {"--kernel-switches", R"({"q_fp8": true})"});
+  switches.insert(switches.end(), {"--kernel-switches", R"({"gemm": "fp32"})"});
   auto sw = run_kvgate(switches);
   CHECK(sw.exit_code == 2);
   CHECK_THAT(sw.err, kvtest::contains("--device cuda"));
   CHECK_FALSE(std::filesystem::exists(switches[4] + "/results.jsonl"));
   switches.back() = "{not json";
   CHECK(run_kvgate(switches).exit_code == 2);
+}
+
+TEST_CASE("run --kernel-switches: engine emulation recorded in run.json; a bad switch is exit 2 naming it", "[e2e][reference]") {
+  Setup s;
+  const std::string out = s.tmp.file("run-emu");
+  std::vector<std::string> args = {"run", "--tasks", s.tasks, "--out", out, "--backend", "reference", "--model-dir", s.model,
+                                   "--kv-format", "fp8_e4m3", "--device", "cpu", "--temperature", "0", "--progress", "none",
+                                   "--kernel-switches", R"({"q_fp8": true, "pv_fp8": true, "pv_accum": "two_level", "pv_promote_every": 64})"};
+  auto r = run_kvgate(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json m = json::parse(kvtest::read_text(out + "/run.json"));
+  CHECK(m["kv"]["kernel_switches"]["pv_accum"] == "two_level");
+  CHECK(m["kv"]["kernel_switches"]["pv_promote_every"] == 64);
+  CHECK(m["identity"]["kernel_switches"]["q_fp8"] == true);
+  CHECK(results(out).size() == 3);
+  // Bad switches: exit 2 before anything is written, the message naming the switch and the fix.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"pv_accum": "fp16"})", "\"pv_accum\" = \"fp16\" is not valid"},
+      {R"({"pv_accum": "reduced"})", "set \"pv_fp8\": true"},
+      {R"({"pv_fp8": true, "pv_promote_every": 100})", "a multiple of 32"},
+      {R"({"pv_fp8": true, "pv_promote_every": 64})", "needs \"pv_accum\": \"two_level\""},
+      {R"({"q_scale": 0.5})", "needs \"q_fp8\""},
+      {R"({"q_fp8": 1})", "true or false"},
+      {R"({"qfp8": true})", "unknown switch \"qfp8\""},
+  };
+  for (const auto& [value, message] : bad) {
+    args[4] = s.tmp.file("bad-emu");
+    args.back() = value;
+    auto b = run_kvgate(args);
+    INFO(value << ": " << b.err);
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.err, kvtest::contains(message));
+    CHECK_FALSE(std::filesystem::exists(args[4] + "/run.json"));
+  }
 }
 
 TEST_CASE("run, kld, calibrate, serve without --device: the default device, recorded", "[e2e][reference]") {

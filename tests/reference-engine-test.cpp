@@ -83,7 +83,10 @@ TEST_CASE("cpu engine: describe() records the resolved KV format; bad options ar
   CHECK_THROWS_AS(make_engine(model, {.device = "tpu"}), kvgate::Error);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kv = {.format = "fp7"}}), kvgate::Error);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kv = {.format = "bf16", .params = {{"k_scale", 2.0}}}}), kvgate::Error);
-  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", true}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"gemm", "fp32"}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"attention_splits", 2}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", "yes"}}}), kvgate::Error);
+  CHECK(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", true}}})->describe()["kernel_switches"]["q_fp8"] == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .max_batch = 0}), kvgate::Error);
 }
 

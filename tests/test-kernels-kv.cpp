@@ -4,7 +4,10 @@
 //                    running absmax must be the largest |input| written
 //   ATTENTION_PAGED  split-K paged attention over the quantized cache against attention_kv_ref on
 //                    the host store of the same format (decode: one row per sequence; prefill: a
-//                    chunk of rows per sequence; sliding window; forced split counts)
+//                    chunk of rows per sequence; sliding window; forced split counts); with
+//                    engine-emulation switches (attention_emulation.h: fp8 Q, fp8 P, FP22 and
+//                    two-level P.V accumulation, fixed splits) the emulating generic kernel
+//                    against attention_rows_emulated_ref
 // The twins are checked against fp64 references computed from the store's dequantized values.
 #include <algorithm>
 #include <cmath>
@@ -171,9 +174,21 @@ struct KvWriteCase final : KernelCase {
 };
 
 // ---- ATTENTION_PAGED -------------------------------------------------------------------------
+// The switches of an emulating case, as --kernel-switches spells them (for the case name).
+std::string emu_text(const kk::AttentionEmulation& e) {
+  if (!e.active()) return "";
+  std::string t = ",emu={";
+  if (e.q_fp8) t += "q_fp8" + (e.q_scale != 1.0f ? ":" + std::to_string(e.q_scale) : std::string()) + ";";
+  if (e.pv_fp8) t += "pv_fp8;";
+  if (e.pv_accum == kk::PvAccum::kReduced) t += "reduced;";
+  if (e.pv_accum == kk::PvAccum::kTwoLevel) t += "two_level:" + std::to_string(e.pv_promote_every) + ";";
+  return t + "splits:" + std::to_string(e.splits) + "}";
+}
+
 struct PagedAttentionCase final : KernelCase {
   kk::KvStoreOptions kv;
   int seqs, ctx, rows, heads, kv_heads, d, window, splits;
+  kk::AttentionEmulation emu{};
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -184,10 +199,14 @@ struct PagedAttentionCase final : KernelCase {
     return kv.format + params_text(kv.params) + ",seqs=" + std::to_string(seqs) + ",ctx=" + std::to_string(ctx) +
            ",rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
-           (splits ? ",splits=" + std::to_string(splits) : "");
+           (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu);
   }
-  double max_nmse_twin() const override { return 1e-10; }
-  double max_nmse_gpu() const override { return 1e-10; }
+  // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
+  // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
+  double max_nmse_twin() const override { return emu.online() ? 1e-3 : 1e-10; }
+  // The emulating kernel follows its twin step for step (double exps, exact k-step sums); only the
+  // softmax denominator's summation order and the split merge's expf differ.
+  double max_nmse_gpu() const override { return emu.active() ? 1e-9 : 1e-10; }
   bool has_gpu() const override { return kCuda; }
   int ctx_of(int s) const { return std::max(rows, ctx - 37 * s); }  // ragged lengths
   void init(Rng& rng) override {
@@ -233,7 +252,10 @@ struct PagedAttentionCase final : KernelCase {
           double mx = -INFINITY;
           for (int t = b; t <= pos[i]; ++t) {
             double dot = 0;
-            for (int j = 0; j < d; ++j) dot += double(q[s][(static_cast<std::size_t>(i) * heads + h) * d + j]) * kh[kvh][static_cast<std::size_t>(t) * d + j];
+            for (int j = 0; j < d; ++j) {
+              const float x = q[s][(static_cast<std::size_t>(i) * heads + h) * d + j];
+              dot += double(emu.q_fp8 ? kk::emu_round_q(x, emu.q_scale) : x) * kh[kvh][static_cast<std::size_t>(t) * d + j];
+            }
             sc.push_back(dot / std::sqrt(double(d)));
             mx = std::max(mx, sc.back());
           }
@@ -257,7 +279,8 @@ struct PagedAttentionCase final : KernelCase {
       Guarded<float> o(q[s].size());
       kk::AttentionWorkspace ws;
       kk::attention_kv_ref({.q = q[s].data(), .out = o.data(), .q_pos = pos.data(), .rows = rows, .heads = heads,
-                            .kv_heads = kv_heads, .head_dim = d, .layer = 0, .window = window, .scale = scale},
+                            .kv_heads = kv_heads, .head_dim = d, .layer = 0, .window = window, .scale = scale,
+                            .emulation = emu},
                            *st, ws);
       if (!o.guards_intact()) return false;
       out.insert(out.end(), o.data(), o.data() + q[s].size());
@@ -306,7 +329,7 @@ struct PagedAttentionCase final : KernelCase {
                       .v_pool = cache.v_pool(0), .absmax = nullptr},
                  nullptr);
     const int ntiles = static_cast<int>(tiles.size());
-    const int sp = splits > 0 ? splits : kc::attention_splits(ntiles, kv_heads, max_len, 64);
+    const int sp = emu.active() ? emu.splits : splits > 0 ? splits : kc::attention_splits(ntiles, kv_heads, max_len, 64);
     auto ws = poisoned_device<float>(kc::attention_workspace_floats(ntiles, kv_heads, sp, d));
     auto dq = to_device(qall);
     auto dqp = to_device(qpos);
@@ -317,7 +340,7 @@ struct PagedAttentionCase final : KernelCase {
                              .max_tile_rows = std::min(rows, per_tile), .max_ctx = max_len,
                              .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
                              .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                             .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get()},
+                             .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get(), .emulation = emu},
                         nullptr);
     device_sync();
     std::vector<float> h(qall.size());
@@ -362,6 +385,38 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   cases.push_back(std::make_unique<PagedAttentionCase>("fp16", json::object(), 2, 500, 2, 4, 2, 128));
   cases.push_back(std::make_unique<PagedAttentionCase>("bf16", json::object(), 3, 90, 1, 4, 4, 128, 0, 2));
   cases.push_back(std::make_unique<PagedAttentionCase>("fp32", json::object(), 4, 2100, 1, 32, 8, 128));
+
+  // Engine emulation (--kernel-switches): {format, params, seqs, ctx, rows, heads, kv_heads, d, window, emulation}.
+  using kk::PvAccum;
+  const json fp8_scaled = {{"k_scale", 0.05}, {"v_scale", 0.02}};
+  struct EmuCase {
+    const char* format;
+    json params;
+    int seqs, ctx, rows, heads, kv_heads, d, window;
+    kk::AttentionEmulation e;
+  };
+  const std::vector<EmuCase> emu_cases = {
+      {"fp8_e4m3", fp8_scaled, 3, 300, 1, 8, 2, 128, 0, {.q_fp8 = true}},
+      {"fp8_e4m3", fp8_scaled, 3, 300, 1, 8, 2, 128, 0, {.q_fp8 = true, .q_scale = 0.004f}},  // Q saturates at 448
+      {"fp8_e4m3", fp8_scaled, 3, 300, 1, 8, 2, 128, 0, {.pv_fp8 = true}},
+      {"fp8_e4m3", fp8_scaled, 3, 300, 1, 8, 2, 128, 0, {.pv_fp8 = true, .pv_accum = PvAccum::kReduced}},
+      {"fp8_e4m3", fp8_scaled, 3, 300, 1, 8, 2, 128, 0,
+       {.q_fp8 = true, .pv_fp8 = true, .pv_accum = PvAccum::kTwoLevel, .pv_promote_every = 64}},
+      {"fp8_e4m3", json::object(), 1, 4100, 1, 32, 8, 128, 0, {.pv_fp8 = true, .pv_accum = PvAccum::kReduced}},
+      {"fp8_e4m3", json::object(), 1, 4100, 1, 32, 8, 128, 0,
+       {.pv_fp8 = true, .pv_accum = PvAccum::kTwoLevel, .pv_promote_every = 128, .splits = 5}},
+      {"bf16", json::object(), 2, 700, 1, 8, 2, 128, 100, {.pv_fp8 = true, .pv_accum = PvAccum::kReduced, .splits = 3}},
+      // prefill tiles: vectors of one tile with their own ranges and splits
+      {"bf16", json::object(), 1, 1000, 9, 16, 2, 128, 100, {.q_fp8 = true, .pv_fp8 = true, .pv_accum = PvAccum::kReduced}},
+      {"int4_per_token_head", json::object(), 2, 200, 24, 4, 4, 64, 0,
+       {.pv_fp8 = true, .pv_accum = PvAccum::kTwoLevel, .pv_promote_every = 32, .splits = 3}},
+      {"q8_0", json::object(), 2, 130, 1, 4, 1, 256, 0, {.q_fp8 = true, .pv_fp8 = true, .pv_accum = PvAccum::kReduced, .splits = 2}},
+  };
+  for (const EmuCase& c : emu_cases) {
+    auto pc = std::make_unique<PagedAttentionCase>(c.format, c.params, c.seqs, c.ctx, c.rows, c.heads, c.kv_heads, c.d, c.window);
+    pc->emu = c.e;
+    cases.push_back(std::move(pc));
+  }
 }
 
 }  // namespace kcase

@@ -21,8 +21,9 @@ void add_reference_flags(CLI::App* sub, ReferenceFlags& f, bool kv, bool kv_requ
     sub->add_option("--kv-scales", f.kv.scales, "KV scales file (kvgate calibrate's, or SGLang's --quantization-param-path JSON)")
         ->check(CLI::ExistingFile);
     sub->add_option("--kernel-switches", f.kernel_switches,
-                    "Engine-kernel emulation switches of the CUDA engine as a JSON object or @FILE, e.g. '{\"q_fp8\": true}' "
-                    "(recorded; the CPU engine computes attention exactly and refuses them)");
+                    "Engine-kernel switches as a JSON object or @FILE, e.g. '{\"q_fp8\": true, \"pv_fp8\": true, "
+                    "\"pv_accum\": \"reduced\"}' (FA3's fp8 Q and P.V, Hopper's FP22 accumulator, the two_level fix; "
+                    "recorded; docs/reference-decoder.md lists them)");
   }
   sub->add_option("--device", f.device, "cuda or cpu (default: cuda when a GPU is present; recorded)")
       ->check(CLI::IsMember({"cuda", "cpu"}));

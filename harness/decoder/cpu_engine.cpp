@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "decoder/engine.h"
+#include "decoder/kernel_switches.h"
 #include "kv_format.h"
 
 namespace kvgate::decoder {
@@ -20,10 +21,15 @@ class CpuEngine final : public Engine {
   CpuEngine(std::shared_ptr<const Model> model, const EngineOptions& o) : model_(std::move(model)), options_(o) {
     if (o.max_batch < 1) throw Error("--max-batch must be at least 1", kExitUsage);
     if (o.threads < 1) throw Error("--threads must be at least 1", kExitUsage);
-    if (!o.kernel_switches.is_null() && !(o.kernel_switches.is_object() && o.kernel_switches.empty()))
-      throw Error("kernel switches " + o.kernel_switches.dump() +
-                  ": they emulate engine attention kernels on the CUDA engine; the CPU engine computes attention "
-                  "exactly (drop them, or use --device cuda)");
+    const KernelSwitches k = resolve_kernel_switches(o.kernel_switches);
+    if (!k.gemm.empty())
+      throw Error("--kernel-switches: \"gemm\" sets the CUDA engine's GEMM operand dtype; the CPU engine's matmuls are "
+                  "fp32 (drop it, or use --device cuda)");
+    if (k.attention_splits > 0 && !k.attention.active())
+      throw Error("--kernel-switches: \"attention_splits\" alone only divides the CUDA kernel's work; the CPU engine's exact "
+                  "attention has no splits (drop it, or add an emulation switch such as \"pv_fp8\")");
+    attention_ = k.attention;
+    switches_ = o.kernel_switches.is_object() ? o.kernel_switches : nlohmann::json::object();
     const ModelConfig& c = model_->config();
     shape_ = {.layers = c.num_layers, .kv_heads = c.num_kv_heads, .head_dim = c.head_dim};
     record_ = kernels::resolve_kv_format(o.kv, shape_).record();  // a bad format fails here, not per request
@@ -54,9 +60,12 @@ class CpuEngine final : public Engine {
   nlohmann::json describe() const override {
     return {{"engine", "kvgate reference decoder, CPU"},
             {"device", "cpu"},
-            {"precision", "weights widened to fp32; fp32 matmuls and attention (exact softmax) over the KV store"},
+            {"precision", attention_.active()
+                              ? "weights widened to fp32; fp32 matmuls; attention over the KV store emulating an engine "
+                                "kernel (kernel_switches)"
+                              : "weights widened to fp32; fp32 matmuls and attention (exact softmax) over the KV store"},
             {"kv", record_},
-            {"kernel_switches", nlohmann::json::object()},
+            {"kernel_switches", switches_},
             {"threads", options_.threads},
             {"max_batch", options_.max_batch},
             {"batching", "none: concurrent sequences run side by side, one session each"}};
@@ -86,7 +95,7 @@ class CpuEngine final : public Engine {
     ++live_;
     lock.unlock();
     try {
-      return std::make_unique<Session>(model_, SessionOptions{.kv = options_.kv, .threads = options_.threads});
+      return std::make_unique<Session>(model_, SessionOptions{.kv = options_.kv, .threads = options_.threads, .attention = attention_});
     } catch (...) {
       std::lock_guard<std::mutex> relock(mu_);
       --live_;
@@ -139,6 +148,8 @@ class CpuEngine final : public Engine {
   EngineOptions options_;
   kernels::KvShape shape_;
   nlohmann::json record_;
+  kernels::AttentionEmulation attention_;
+  nlohmann::json switches_ = nlohmann::json::object();
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Session>> idle_;

@@ -1,4 +1,5 @@
 #include "decoder/kv_flags.h"
+#include "decoder/kernel_switches.h"
 
 #include "core/error.h"
 #include "core/jsonl.h"
@@ -36,8 +37,9 @@ nlohmann::json parse_kernel_switches(const std::string& v) {
   const nlohmann::json j = nlohmann::json::parse(from_file ? read_file(v.substr(1)) : v, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     throw Error("--kernel-switches " + (from_file ? v : std::string("")) +
-                ": not a JSON object; e.g. --kernel-switches '{\"q_fp8\": true}' or @switches.json (the CUDA engine's "
-                "switches; omit the flag for exact attention)");
+                ": not a JSON object; e.g. --kernel-switches '{\"q_fp8\": true}' or @switches.json (engine-kernel "
+                "emulation switches; omit the flag for exact attention)");
+  resolve_kernel_switches(j);  // a bad switch fails here, before any engine or run starts
   return j;
 }
 

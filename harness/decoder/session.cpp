@@ -104,7 +104,7 @@ void Session::attention(int layer, int rows) {
     const std::size_t need = static_cast<std::size_t>(r1 - r0) * len;
     if (scores.size() < need) scores.resize(need);
     const std::size_t kvh = static_cast<std::size_t>(h / group);
-    kernels::attention_rows_ref({.q = q_.data() + static_cast<std::size_t>(r0) * qw,
+    const kernels::AttentionArgs args{.q = q_.data() + static_cast<std::size_t>(r0) * qw,
                                  .k = kv_k_.data() + kvh * per_head,
                                  .v = kv_v_.data() + kvh * per_head,
                                  .out = attn_.data() + static_cast<std::size_t>(r0) * qw,
@@ -119,7 +119,9 @@ void Session::attention(int layer, int rows) {
                                  .out_stride = qw,
                                  .window = window,
                                  .scale = scale,
-                                 .scores = scores.data()});
+                                 .scores = scores.data()};
+    if (options_.attention.active()) kernels::attention_rows_emulated_ref(args, options_.attention);
+    else kernels::attention_rows_ref(args);
   });
 }
 

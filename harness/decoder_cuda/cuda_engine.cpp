@@ -4,8 +4,9 @@
 // a batch of rows, so throughput grows with the batch), samples each (greedy on the device;
 // temperature through kernels::sample_ref on the row's logits, the CPU path's sampler and Rng
 // stream), and finishes sequences on stop tokens, stop strings or the token budget exactly as
-// generate.cpp does. Kernel switches: {"gemm": "bf16" | "fp32"} (the GEMM operand dtype; bf16
-// default), {"attention_splits": N}; anything else is an Error (no silent switch).
+// generate.cpp does. Kernel switches (decoder/kernel_switches.h): "gemm" (the GEMM operand dtype;
+// bf16 default), "attention_splits", and the attention emulation (q_fp8, pv_fp8, pv_accum, ...),
+// which runs the generic attention kernel's emulating instantiation; anything else is an Error.
 #include <algorithm>
 #include <condition_variable>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "core/rng.h"
 #include "cuda_info.h"
 #include "decoder/engine.h"
+#include "decoder/kernel_switches.h"
 #include "decoder_cuda/cuda_forward.h"
 
 namespace kvgate::decoder {
@@ -45,26 +47,17 @@ class CudaEngine final : public Engine {
   CudaEngine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)), options_(options) {
     if (kernels::cuda_device_count() == 0)
       throw Error("--device cuda: no CUDA device (" + kernels::cuda_describe() + "); use --device cpu");
-    kc::GemmType gemm = kc::GemmType::kBf16;
-    int splits = 0;
-    if (!options_.kernel_switches.is_object()) throw Error("kernel switches must be a JSON object");
-    for (const auto& [key, value] : options_.kernel_switches.items()) {
-      if (key == "gemm" && value.is_string() && (value == "bf16" || value == "fp32")) {
-        gemm = value == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
-      } else if (key == "attention_splits" && value.is_number_integer() && value.get<int>() >= 1 && value.get<int>() <= 128) {
-        splits = value.get<int>();
-      } else {
-        throw Error("kernel switch \"" + key + "\" = " + value.dump() +
-                    " is not supported by --device cuda (known: \"gemm\": \"bf16\" | \"fp32\", \"attention_splits\": 1..128)");
-      }
-    }
+    const KernelSwitches k = resolve_kernel_switches(options_.kernel_switches);
+    const kc::GemmType gemm = k.gemm == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
+    attention_ = k.attention;
     if (options_.max_batch <= 0) throw Error("--max-batch must be positive");
     weights_ = CudaWeights::upload(*model_, gemm);
     forward_ = std::make_unique<CudaForward>(model_->config(), weights_,
                                              CudaForwardOptions{.kv = options_.kv,
                                                                 .max_rows = std::max(256, options_.max_batch),
                                                                 .max_seqs = options_.max_batch,
-                                                                .splits = splits});
+                                                                .splits = k.attention_splits,
+                                                                .emulation = k.attention});
     for (int s = options_.max_batch - 1; s >= 0; --s) free_slots_.push_back(s);
     worker_ = std::thread([this] { run(); });
   }
@@ -112,7 +105,9 @@ class CudaEngine final : public Engine {
             {"kv", forward_->cache().spec().record()},
             {"kernel_switches", options_.kernel_switches},
             {"gemm", kc::gemm_type_name(weights_->type)},
-            {"attention", "paged split-K decode, fp32 softmax and accumulation, K/V dequantized in shared memory"},
+            {"attention", attention_.active()
+                              ? "paged split-K attention emulating an engine kernel (kernel_switches), generic kernel"
+                              : "paged split-K decode, fp32 softmax and accumulation, K/V dequantized in registers or shared memory"},
             {"max_batch", options_.max_batch},
             {"max_context", forward_->options().max_context}};
   }
@@ -384,6 +379,7 @@ class CudaEngine final : public Engine {
 
   std::shared_ptr<const Model> model_;
   EngineOptions options_;
+  kernels::AttentionEmulation attention_;
   std::shared_ptr<CudaWeights> weights_;
   std::unique_ptr<CudaForward> forward_;
   std::vector<float> host_logits_;

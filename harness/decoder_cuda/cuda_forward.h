@@ -54,7 +54,8 @@ struct CudaForwardOptions {
   int max_seqs = 32;       // sequence slots of the cache
   int max_context = 0;     // tokens per sequence (0: the model's max_position_embeddings)
   double kv_pool_gib = 0;  // KV pool size (0: 60% of the free device memory, at most what max_seqs x max_context needs)
-  int splits = 0;          // attention splits (0: chosen per call)
+  int splits = 0;          // attention splits (0: chosen per call; with emulation: emulation.splits)
+  kernels::AttentionEmulation emulation{};  // engine-kernel emulation of the attention (off: exact)
 };
 
 class CudaForward {

@@ -8,8 +8,8 @@
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //   prefill     tokens/s of one sequence's prefill at `--prefill N` tokens (chunks of 512)
 //
-// cuda-decode-bench [--formats a,b,...] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
-//                   [--decode-context N] [--reps N]
+// cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
+//                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -165,6 +165,7 @@ int main(int argc, char** argv) try {
                                       "int4_per_token_head", "nvfp4", "q8_0", "q4_0", "turboquant_k8v4",
                                       "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"};
   std::vector<int> contexts = {8192, 32768, 131072};
+  std::vector<std::string> decode_formats = {"bf16", "fp8_e4m3", "int4_per_token_head"};
   bool model = true;
   int prefill = 32768, decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
@@ -173,7 +174,8 @@ int main(int argc, char** argv) try {
       if (i + 1 >= argc) throw kvgate::Error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--formats") formats = split(next());
+    if (a == "--formats") formats = next() == "none" ? std::vector<std::string>{} : split(argv[i]);
+    else if (a == "--decode-formats") decode_formats = next() == "none" ? std::vector<std::string>{} : split(argv[i]);
     else if (a == "--contexts") {
       contexts.clear();
       for (const auto& c : split(next())) contexts.push_back(std::stoi(c));
@@ -203,7 +205,7 @@ int main(int argc, char** argv) try {
     auto w = CudaWeights::random(cfg, 42, kc::GemmType::kBf16);
     std::printf("\nrandom Qwen3-8B-shaped model on the device: %.2f GB of weights read per step\n", w->bytes / 1e9);
     std::printf("%-8s %6s %8s %12s %12s %12s %8s\n", "kv", "batch", "context", "ms/step", "tokens/s", "floor_tok/s", "of_floor");
-    for (const std::string f : {"bf16", "fp8_e4m3", "int4_per_token_head"})
+    for (const std::string& f : decode_formats)
       for (int batch : {1, 32}) {
         CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = batch, .max_context = decode_ctx + 64});
         // Prefill every sequence to decode_ctx tokens (random ids), then time decode steps.

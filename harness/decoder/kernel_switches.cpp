@@ -1,0 +1,63 @@
+#include "decoder/kernel_switches.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace kvgate::decoder {
+
+std::string kernel_switches_help() {
+  return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
+         "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
+         "(a multiple of 32)";
+}
+
+KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
+  if (j.is_null()) return {};
+  if (!j.is_object()) throw Error("--kernel-switches: not a JSON object (" + j.dump() + "); " + kernel_switches_help());
+  KernelSwitches k;
+  auto bad = [](const std::string& key, const nlohmann::json& v, const std::string& want) {
+    return Error("--kernel-switches: \"" + key + "\" = " + v.dump() + " is not valid: " + want);
+  };
+  bool has_scale = false, has_promote = false;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "gemm") {
+      if (!v.is_string() || (v != "bf16" && v != "fp32")) throw bad(key, v, "use \"bf16\" or \"fp32\"");
+      k.gemm = v.get<std::string>();
+    } else if (key == "attention_splits") {
+      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 128) throw bad(key, v, "an integer 1..128");
+      k.attention_splits = v.get<int>();
+    } else if (key == "q_fp8" || key == "pv_fp8") {
+      if (!v.is_boolean()) throw bad(key, v, "true or false");
+      (key == "q_fp8" ? k.attention.q_fp8 : k.attention.pv_fp8) = v.get<bool>();
+    } else if (key == "q_scale") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 || v.get<double>() > 1e30)
+        throw bad(key, v, "a finite number > 0 (the per-tensor Q scale; vLLM's uncalibrated default is 1.0)");
+      k.attention.q_scale = v.get<float>();
+      has_scale = true;
+    } else if (key == "pv_accum") {
+      if (v == "fp32") k.attention.pv_accum = kernels::PvAccum::kFp32;
+      else if (v == "reduced") k.attention.pv_accum = kernels::PvAccum::kReduced;
+      else if (v == "two_level") k.attention.pv_accum = kernels::PvAccum::kTwoLevel;
+      else throw bad(key, v, "\"fp32\" (exact), \"reduced\" (Hopper FP8 MMA accumulator, FP22) or \"two_level\" (the fix)");
+    } else if (key == "pv_promote_every") {
+      if (!v.is_number_integer() || v.get<long long>() < kernels::kEmuStep || v.get<long long>() > 65536 ||
+          v.get<long long>() % kernels::kEmuStep != 0)
+        throw bad(key, v, "tokens between promotions: a multiple of 32 in 32..65536");
+      k.attention.pv_promote_every = v.get<int>();
+      has_promote = true;
+    } else {
+      throw Error("--kernel-switches: unknown switch \"" + key + "\"; " + kernel_switches_help());
+    }
+  }
+  if (has_scale && !k.attention.q_fp8) throw Error("--kernel-switches: \"q_scale\" needs \"q_fp8\": true");
+  if (k.attention.pv_accum != kernels::PvAccum::kFp32 && !k.attention.pv_fp8)
+    throw Error("--kernel-switches: \"pv_accum\" \"reduced\"/\"two_level\" emulate the FP8 tensor-core accumulator: set "
+                "\"pv_fp8\": true too");
+  if (has_promote && k.attention.pv_accum != kernels::PvAccum::kTwoLevel)
+    throw Error("--kernel-switches: \"pv_promote_every\" needs \"pv_accum\": \"two_level\"");
+  k.attention.splits = k.attention_splits > 0 ? k.attention_splits : 1;
+  return k;
+}
+
+}  // namespace kvgate::decoder

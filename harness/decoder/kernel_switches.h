@@ -1,0 +1,31 @@
+// --kernel-switches: the JSON object of engine-kernel switches, validated in one place for both
+// engines (docs/reference-decoder.md). Every key is known or an Error naming it and the fix; a
+// switch that a device cannot honour is refused by that engine.
+//   "gemm": "bf16" | "fp32"            CUDA only: the GEMM operand dtype (bf16 default)
+//   "attention_splits": 1..128         KV splits per row (CUDA: the work split; with emulation:
+//                                      part of the numerics, default 1)
+//   "q_fp8": bool, "q_scale": x > 0    Q through fp8 e4m3 with a per-tensor scale (default 1.0)
+//   "pv_fp8": bool                     softmax weights through fp8 e4m3 before P.V
+//   "pv_accum": "fp32" | "reduced" | "two_level"   P.V accumulator (reduced / two_level need pv_fp8)
+//   "pv_promote_every": 32..65536      two_level: tokens between promotions, a multiple of 32
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attention_emulation.h"
+
+namespace kvgate::decoder {
+
+struct KernelSwitches {
+  std::string gemm;               // "" = the engine's default
+  int attention_splits = 0;       // 0 = not set
+  kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
+};
+
+KernelSwitches resolve_kernel_switches(const nlohmann::json& switches);
+
+// The switches' names and values, one line, for error messages and docs.
+std::string kernel_switches_help();
+
+}  // namespace kvgate::decoder

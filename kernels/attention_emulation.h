@@ -1,0 +1,89 @@
+// Engine-kernel emulation of the attention (issue #12; --kernel-switches): the numerics of
+// FlashAttention-3's FP8 path on Hopper, kept apart from the KV storage format so storage loss and
+// kernel loss can be told apart. Off by default (exact fp32 attention). The CPU twin
+// (attention_emulated_ref.cpp) and the CUDA generic kernel (paged_attention.cu) follow the same
+// algorithm step by step, so they agree to fp32 rounding of the softmax sum.
+//
+// The model (docs/cuda-decoder.md, "Engine emulation"):
+//  - q_fp8: Q is quantized as vLLM does before FA3: fp8 e4m3 of q / q_scale (RNE, saturating),
+//    times q_scale. One static per-tensor scale (vLLM's q_scale, 1.0 uncalibrated; FA3's
+//    q_descale is per (sequence, KV head) and vLLM expands the scalar to that shape).
+//  - Every other switch needs the paged online softmax: per 64-token page (aligned to absolute
+//    positions) the running max m, alpha = exp(m_old - m_new), p = exp(s - m_new) (fp32 values of
+//    double exps), l = l * alpha + sum(p) from the unrounded p (as FA3's row_sum).
+//  - pv_fp8: p is rounded to fp8 e4m3 (no scale: p <= 1) before P.V; V is used as the cache
+//    returns it (an fp8 cache gives exactly FA3's fp8 V operand).
+//  - pv_accum: how P.V accumulates, per MMA k-step of 32 tokens (m16n8k32 / WGMMA k = 32 for FP8):
+//    the step's 32 products are summed exactly (double, token order), then added to the
+//      fp32       accumulator and rounded to fp32 (an ideal fp32 accumulator);
+//      reduced    accumulator and truncated to FP22 (1 sign, 8 exponent, 13 mantissa bits: the
+//                 accumulator SageAttention2 measured for mma.f32.f8.f8.f32 on Ada/Hopper, bits
+//                 past 13 dropped toward zero): the Hopper bug, whose error grows with context;
+//      two_level  FP22 partial accumulator, added into a true fp32 accumulator and cleared every
+//                 pv_promote_every tokens (32-token steps counted from the split's first step)
+//                 and at the end: vLLM's fix (flash-attention#104, every-n variant #122).
+//    Online-softmax rescales multiply the accumulators by alpha in fp32. Steps with no token in
+//    the row's range are skipped. Not modelled: the truncation of the aligned products inside one
+//    MMA (DeepSeek's "highest 14 bits"), Q.K accumulation in FP22, FA3's reverse block order.
+//  - splits: the row's pages are cut into `splits` consecutive ranges of ceil(pages / splits)
+//    pages, each with its own accumulators, merged in fp32 (flash-decoding's combine). The split
+//    count changes the result (a fresh accumulator per split), so it is fixed: 1 unless
+//    --kernel-switches sets "attention_splits".
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "float_formats.h"
+#include "fp8_formats.h"
+
+namespace kvgate::kernels {
+
+enum class PvAccum : std::uint8_t { kFp32, kReduced, kTwoLevel };
+
+struct AttentionEmulation {
+  bool q_fp8 = false;
+  float q_scale = 1.0f;
+  bool pv_fp8 = false;
+  PvAccum pv_accum = PvAccum::kFp32;
+  int pv_promote_every = 128;  // tokens, a multiple of kEmuStep (two_level only)
+  int splits = 1;              // KV splits of each row, merged in fp32
+  // Any switch set: the CUDA engine runs the generic kernel's emulating instantiation.
+  KV_HD bool active() const { return q_fp8 || pv_fp8 || pv_accum != PvAccum::kFp32; }
+  // The paged online-softmax algorithm is needed (exact attention otherwise, with Q rounded).
+  KV_HD bool online() const { return pv_fp8 || pv_accum != PvAccum::kFp32; }
+};
+
+constexpr int kEmuPage = 64;  // the softmax block: one page of the paged cache
+constexpr int kEmuStep = 32;  // tokens per FP8 MMA k-step
+
+// q rounded through fp8 e4m3 with a per-tensor scale (vLLM's scaled_fp8_quant: x / scale).
+KV_HD float emu_round_q(float x, float scale) { return fp8_e4m3_to_f32(f32_to_fp8_e4m3(x / scale)) * scale; }
+// A softmax weight (0..1) as FA3 feeds it to the FP8 MMA: e4m3, no scale.
+KV_HD float emu_round_p(float p) { return fp8_e4m3_to_f32(f32_to_fp8_e4m3(p)); }
+
+// x truncated toward zero to 13 mantissa bits (FP22), as a float.
+KV_HD float emu_trunc_fp22(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  b &= ~((std::uint64_t{1} << (52 - 13)) - 1);
+  double t;
+  std::memcpy(&t, &b, sizeof t);
+  return static_cast<float>(t);
+}
+
+// One k-step's exact sum `chunk` added to the accumulators (acc: fp32; mma: the FP22 partial).
+KV_HD void emu_accumulate(PvAccum mode, double chunk, float& acc, float& mma) {
+  if (mode == PvAccum::kFp32) acc = static_cast<float>(static_cast<double>(acc) + chunk);
+  else if (mode == PvAccum::kReduced) acc = emu_trunc_fp22(static_cast<double>(acc) + chunk);
+  else mma = emu_trunc_fp22(static_cast<double>(mma) + chunk);
+}
+
+// Pages [first, end) of the token range [begin, end_tok) that split `s` of `splits` covers.
+KV_HD void emu_split_pages(int begin, int end_tok, int s, int splits, int& pb, int& pe) {
+  const int page0 = begin / kEmuPage, np = (end_tok - 1) / kEmuPage - page0 + 1;
+  const int per = (np + splits - 1) / splits;
+  pb = page0 + s * per;
+  pe = pb + per < page0 + np ? pb + per : page0 + np;
+}
+
+}  // namespace kvgate::kernels

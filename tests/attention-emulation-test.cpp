@@ -1,0 +1,200 @@
+// The engine-emulation switches of the attention (attention_emulation.h) change results the way
+// the engines' kernels do: the Hopper FP8 accumulator (FP22, truncated) loses accuracy as the
+// context grows, two-level promotion brings it back, fp8 Q costs at most fp8's precision, and
+// fresh accumulators per split shrink the error. CPU twin only (the CUDA kernel matches it in
+// test-kernels). References are fp64.
+#include <cmath>
+#include <vector>
+
+#include "attention_emulation.h"
+#include "catch_compat.hpp"
+#include "core/rng.h"
+#include "ops_ref.h"
+
+using namespace kvgate::kernels;
+
+namespace {
+
+struct Inputs {
+  int ctx, d;
+  std::vector<float> q, k, v;
+};
+
+// One query over ctx tokens; q = 0 makes every softmax weight exactly 1 (also in fp8), so the
+// output is the mean of V and only the accumulation differs. V has a positive mean: the running
+// sum grows with the context, as a long P.V sum does.
+Inputs flat_inputs(int ctx, int d, std::uint64_t seed) {
+  kvgate::Rng rng(seed);
+  Inputs in{ctx, d, std::vector<float>(d, 0.0f), std::vector<float>(static_cast<std::size_t>(ctx) * d),
+            std::vector<float>(static_cast<std::size_t>(ctx) * d)};
+  for (auto& x : in.k) x = static_cast<float>(rng.normal());
+  for (auto& x : in.v) x = static_cast<float>(0.5 + rng.normal());
+  return in;
+}
+
+Inputs random_inputs(int ctx, int d, std::uint64_t seed) {
+  kvgate::Rng rng(seed);
+  Inputs in{ctx, d, std::vector<float>(d), std::vector<float>(static_cast<std::size_t>(ctx) * d),
+            std::vector<float>(static_cast<std::size_t>(ctx) * d)};
+  for (auto& x : in.q) x = static_cast<float>(2.0 * rng.normal());
+  for (auto& x : in.k) x = static_cast<float>(rng.normal());
+  for (auto& x : in.v) x = static_cast<float>(0.3 + rng.normal());
+  return in;
+}
+
+std::vector<float> run(const Inputs& in, const AttentionEmulation& e, const std::vector<float>* q = nullptr) {
+  std::vector<float> out(in.d, NAN);
+  const int pos = in.ctx - 1;
+  const AttentionArgs a{.q = q ? q->data() : in.q.data(), .k = in.k.data(), .v = in.v.data(), .out = out.data(), .q_pos = &pos,
+                        .rows = 1, .ctx = in.ctx, .first = 0, .head_dim = in.d, .group = 1, .q_stride = in.d,
+                        .q_offset = 0, .out_stride = in.d, .window = 0, .scale = static_cast<float>(1.0 / std::sqrt(double(in.d))),
+                        .scores = nullptr};
+  std::vector<float> scores(in.ctx);
+  AttentionArgs b = a;
+  b.scores = scores.data();
+  if (e.active()) attention_rows_emulated_ref(b, e);
+  else attention_rows_ref(b);
+  return out;
+}
+
+// fp64 attention of query q.
+std::vector<double> exact(const Inputs& in, const std::vector<float>& q) {
+  std::vector<double> s(in.ctx), out(in.d, 0.0);
+  double mx = -INFINITY, sum = 0;
+  for (int t = 0; t < in.ctx; ++t) {
+    double dot = 0;
+    for (int j = 0; j < in.d; ++j) dot += double(q[j]) * in.k[static_cast<std::size_t>(t) * in.d + j];
+    s[t] = dot / std::sqrt(double(in.d));
+    mx = std::max(mx, s[t]);
+  }
+  for (double& x : s) sum += (x = std::exp(x - mx));
+  for (int t = 0; t < in.ctx; ++t)
+    for (int j = 0; j < in.d; ++j) out[j] += s[t] / sum * in.v[static_cast<std::size_t>(t) * in.d + j];
+  return out;
+}
+
+// ||out - ref|| / ||ref||.
+double rel_error(const std::vector<float>& out, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t j = 0; j < ref.size(); ++j) {
+    num += (out[j] - ref[j]) * (out[j] - ref[j]);
+    den += ref[j] * ref[j];
+  }
+  return std::sqrt(num / den);
+}
+
+double mean(const std::vector<float>& x) {
+  double s = 0;
+  for (float v : x) s += v;
+  return s / x.size();
+}
+
+const AttentionEmulation kFp8Exact{.pv_fp8 = true};
+const AttentionEmulation kReduced{.pv_fp8 = true, .pv_accum = PvAccum::kReduced};
+AttentionEmulation two_level(int every) { return {.pv_fp8 = true, .pv_accum = PvAccum::kTwoLevel, .pv_promote_every = every}; }
+
+}  // namespace
+
+TEST_CASE("emulation: FP22 truncation and the k-step sum", "[emulation]") {
+  CHECK(emu_trunc_fp22(1.0) == 1.0f);
+  CHECK(emu_trunc_fp22(1.0 + std::ldexp(1.0, -13)) == 1.0f + std::ldexp(1.0f, -13));  // 13 mantissa bits kept
+  CHECK(emu_trunc_fp22(1.0 + std::ldexp(1.0, -14)) == 1.0f);                          // the 14th dropped
+  CHECK(emu_trunc_fp22(1.0 + std::ldexp(1.0, -13) - 1e-12) == 1.0f);                   // toward zero, not nearest
+  CHECK(emu_trunc_fp22(-(1.0 + std::ldexp(1.0, -14))) == -1.0f);
+  CHECK(emu_trunc_fp22(4096.0 + 0.4) == 4096.0f);  // at 4096 an FP22 ulp is 0.5: adding 0.4 is lost
+  float acc = 4096.0f, mma = 0.0f;
+  emu_accumulate(PvAccum::kReduced, 0.4, acc, mma);
+  CHECK(acc == 4096.0f);
+  emu_accumulate(PvAccum::kFp32, 0.4, acc, mma);
+  CHECK(acc == 4096.4f);
+  emu_accumulate(PvAccum::kTwoLevel, 0.4, acc, mma);
+  CHECK(mma == emu_trunc_fp22(0.4));
+  CHECK(emu_round_p(0.3f) == 0.3125f);   // e4m3: 3 mantissa bits
+  CHECK(emu_round_p(1e-4f) == 0.0f);     // below half the smallest subnormal (2^-10): flushed
+  CHECK(emu_round_q(1000.0f, 1.0f) == 448.0f);  // saturates at e4m3's max
+  CHECK(emu_round_q(1000.0f, 4.0f) == 1024.0f);  // the scale moves the range
+}
+
+TEST_CASE("emulation: reduced accumulation error grows with context; two-level promotion brings it back", "[emulation]") {
+  const int d = 64;
+  double prev_reduced = 0;
+  for (int ctx : {512, 4096, 32768}) {
+    const Inputs in = flat_inputs(ctx, d, 11 + ctx);
+    const std::vector<double> ref = exact(in, in.q);
+    const double fp32 = rel_error(run(in, kFp8Exact), ref);
+    const std::vector<float> reduced_out = run(in, kReduced);
+    const double reduced = rel_error(reduced_out, ref);
+    const double fixed = rel_error(run(in, two_level(128)), ref);
+    INFO("ctx " << ctx << ": fp32 " << fp32 << ", reduced " << reduced << ", two_level(128) " << fixed);
+    CHECK(fp32 < 1e-6);                       // weights of exactly 1: fp8 P changes nothing
+    CHECK(fixed < 3e-4);                      // about one FP22 ulp of a 128-token partial, whatever the context
+    CHECK(reduced > fixed);
+    if (ctx >= 4096) CHECK(reduced > 10 * fixed);
+    CHECK(mean(reduced_out) < mean(std::vector<float>(ref.begin(), ref.end())));  // truncation toward zero: biased low
+    if (prev_reduced > 0) CHECK(reduced > 4 * prev_reduced);  // 8x the context: the error grows about linearly
+    prev_reduced = reduced;
+  }
+  CHECK(prev_reduced > 5e-3);  // at 32K tokens the mean of V is off by more than half a percent
+}
+
+TEST_CASE("emulation: promoting more often is more exact; fresh split accumulators shrink the error", "[emulation]") {
+  const Inputs in = flat_inputs(32768, 64, 3);
+  const std::vector<double> ref = exact(in, in.q);
+  const double every32 = rel_error(run(in, two_level(32)), ref);
+  const double every1024 = rel_error(run(in, two_level(1024)), ref);
+  const double never = rel_error(run(in, kReduced), ref);
+  INFO("two_level 32: " << every32 << ", 1024: " << every1024 << ", reduced: " << never);
+  CHECK(every32 < every1024);
+  CHECK(every1024 < never);
+  AttentionEmulation split8 = kReduced;
+  split8.splits = 8;  // flash-decoding's splits: each a fresh (shorter) accumulator, merged in fp32
+  const double split = rel_error(run(in, split8), ref);
+  INFO("reduced, 8 splits: " << split);
+  CHECK(split < never / 3);
+}
+
+TEST_CASE("emulation: fp8 Q costs at most fp8's precision; fp8 P is bounded too", "[emulation]") {
+  const Inputs in = random_inputs(2048, 128, 7);
+  const std::vector<double> ref = exact(in, in.q);
+  // Q rounding alone is exactly attention over the rounded Q.
+  std::vector<float> qr(in.q);
+  double max_rel_q = 0;
+  for (float& x : qr) {
+    const float r = emu_round_q(x, 1.0f);
+    if (std::fabs(x) >= 0.015625f) max_rel_q = std::max(max_rel_q, std::fabs(double(r) - x) / std::fabs(x));
+    x = r;
+  }
+  CHECK(max_rel_q <= 0.0625);  // e4m3: half an ulp of 3 mantissa bits is 2^-4 relative (normal range)
+  const std::vector<float> q8 = run(in, {.q_fp8 = true});
+  CHECK(rel_error(q8, exact(in, qr)) < 1e-6);
+  // Against the exact Q: each score moves by at most 2^-4 * sum |q_j k_j| * scale (plus the
+  // subnormal range's absolute 2^-10), so every weight by at most exp(2 * that).
+  double max_shift = 0;
+  for (int t = 0; t < in.ctx; ++t) {
+    double bound = 0;
+    for (int j = 0; j < in.d; ++j)
+      bound += (0.0625 * std::fabs(in.q[j]) + 0.001) * std::fabs(in.k[static_cast<std::size_t>(t) * in.d + j]);
+    max_shift = std::max(max_shift, bound / std::sqrt(128.0));
+  }
+  double max_v = 0;
+  for (float v : in.v) max_v = std::max(max_v, double(std::fabs(v)));
+  double max_diff = 0;
+  for (int j = 0; j < in.d; ++j) max_diff = std::max(max_diff, std::fabs(q8[j] - ref[j]));
+  INFO("fp8 Q: max |diff| " << max_diff << ", bound " << (std::exp(2 * max_shift) - 1) * max_v);
+  CHECK(max_diff > 0);
+  CHECK(max_diff <= (std::exp(2 * max_shift) - 1) * max_v);
+  const double q8_rel = rel_error(q8, ref);
+  INFO("fp8 Q: relative error " << q8_rel);
+  CHECK(q8_rel > 1e-5);    // the effect is there
+  CHECK(q8_rel < 0.0625);  // and below fp8's own relative precision
+  // A scale that pushes Q past 448 saturates it: much worse than the default.
+  CHECK(rel_error(run(in, {.q_fp8 = true, .q_scale = 0.002f}), ref) > 3 * rel_error(q8, ref));
+  // fp8 P: each weight within 2^-4 relative (or flushed below 2^-10 of the running max), so the
+  // output stays within 2^-4 of max |V| plus the flushed mass.
+  const std::vector<float> p8 = run(in, kFp8Exact);
+  double max_p8 = 0;
+  for (int j = 0; j < in.d; ++j) max_p8 = std::max(max_p8, std::fabs(p8[j] - ref[j]));
+  INFO("fp8 P: max |diff| " << max_p8);
+  CHECK(max_p8 > 0);
+  CHECK(max_p8 <= (0.0625 + 0.001 * in.ctx) * max_v);
+}
