@@ -16,6 +16,7 @@
 #include "cuda_check.cuh"
 #include "kv_codecs.h"
 #include "kv_paged_cuda.h"
+#include "paged_attention_decode.h"
 
 namespace kvgate::kernels::cuda {
 
@@ -264,10 +265,11 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
 // (hardware fp8/fp16 widening is exact).
 constexpr int kFastD = 128, kFastQ = 4;
 
+// Since v5 only fp32 takes this kernel: the other element-wise formats run decode_attention
+// (paged_attention_decode.cu), which paged_attention() tries first.
 template <KvFamily F>
 constexpr bool fast_family() {
-  return F == KvFamily::kBf16 || F == KvFamily::kF16 || F == KvFamily::kF32 || F == KvFamily::kFp8Tensor ||
-         F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth;
+  return F == KvFamily::kF32;
 }
 
 __device__ __forceinline__ float fp8_hw(std::uint32_t byte, Fp8Kind kind) {
@@ -547,6 +549,10 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   if (a.max_tile_rows <= 0 || max_tile_q > kMaxTileQ)
     throw Error("paged_attention: max_tile_rows must be 1.." + std::to_string(kMaxTileQ / (a.heads / a.kv_heads)), kExitInternal);
   const int splits = a.splits > 0 ? a.splits : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
+  if (decode_attention_supported(c, max_tile_q)) {  // head_dim 128, <= 4 query vectors a tile
+    decode_attention(c, a, splits, s);
+    return;
+  }
   switch (c.family) {
     case KvFamily::kF32: launch<KvFamily::kF32>(c, a, max_tile_q, splits, s); break;
     case KvFamily::kBf16: launch<KvFamily::kBf16>(c, a, max_tile_q, splits, s); break;
