@@ -33,7 +33,7 @@ namespace kvgate::kernels::cuda {
 
 namespace {
 
-constexpr int kD = 128, kNQ = 4, kPage = 64, kWarps = 4, kThreads = 32 * kWarps, kStages = 3;
+constexpr int kD = 128, kNQ = 4, kPage = 64, kWarps = 4, kThreads = 32 * kWarps;
 
 enum class Fmt { kBf16, kF16, kE4M3, kE5M2, kFp8Pth, kInt8Pth, kInt4Pth, kNvfp4, kQ8_0, kQ4_0, kTqK8V4, kTqK4V4, kTqK3V4, kTqK3V3 };
 
@@ -230,32 +230,52 @@ struct Traits {
 
 // ---- Q and output transforms --------------------------------------------------------------------
 
-// (H_n x)_j over the n-block holding j (n a power of two), unnormalized; x in shared memory.
-__device__ __forceinline__ float hadamard_at(const float* x, int j, int n) {
-  const int b = j & ~(n - 1), jj = j & (n - 1);
-  float acc = 0.0f;
-  for (int i = 0; i < n; ++i) acc += (__popc(i & jj) & 1) ? -x[b + i] : x[b + i];
-  return acc;
+// In-place Walsh-Hadamard butterflies (unnormalized, fwht_inplace's order) on blocks of n elements
+// (n a power of two <= 128, 0 or 1: none) of each row of x[kNQ][kD] in shared memory; every thread of
+// the block calls it (barriers inside).
+__device__ void fwht_rows(float* x, int n) {
+  for (int h = 1; h < n; h <<= 1) {
+    for (int idx = threadIdx.x; idx < kNQ * kD / 2; idx += kThreads) {
+      const int b = idx % (kD / 2), i = ((b & ~(h - 1)) << 1) | (b & (h - 1));
+      float* r = x + (idx / (kD / 2)) * kD;
+      const float u = r[i], w = r[i + h];
+      r[i] = u + w;
+      r[i + h] = u - w;
+    }
+    __syncthreads();
+  }
 }
 
-// Element j of the query as the kernel uses it: K's transform moved onto Q (int4_per_token_head's
-// signs were applied when q was loaded).
+// K's linear transform, moved onto Q: the Hadamard block size (0: none) and the multiplier of element
+// j (int4_per_token_head's signs are applied when q is loaded, before the butterflies).
 template <Fmt F>
-__device__ float q_transformed(const KvLayerCodec& c, int kvh, const float* q, int j) {
-  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return q[j] * c.k_scales[kvh];
-  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? hadamard_at(q, j, kD) * (1.0f / kD) : q[j];
-  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot ? hadamard_at(q, j, c.k_rot) * (1.0f / sqrtf(static_cast<float>(c.k_rot))) : q[j];
-  else if constexpr (Traits<F>::kTqMse) return hadamard_at(q, j, kD) * (1.0f / sqrtf(static_cast<float>(kD)));
-  else return q[j];
+__device__ int q_rotation(const KvLayerCodec& c) {
+  if constexpr (F == Fmt::kInt4Pth) return c.signs ? kD : 0;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot;
+  else if constexpr (Traits<F>::kTqMse) return kD;
+  else return 0;
 }
-
-// Element j of the output from the P.V accumulator: V's transform applied once.
 template <Fmt F>
-__device__ float out_transformed(const KvLayerCodec& c, int kvh, const float* acc, int j) {
-  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return acc[j] * c.v_scales[kvh];
-  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? hadamard_at(acc, j, kD) * c.signs[j] * (1.0f / kD) : acc[j];
-  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot ? hadamard_at(acc, j, c.v_rot) * (1.0f / sqrtf(static_cast<float>(c.v_rot))) : acc[j];
-  else return acc[j];
+__device__ float q_multiplier(const KvLayerCodec& c, int kvh) {
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return c.k_scales[kvh];
+  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? 1.0f / kD : 1.0f;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot ? 1.0f / sqrtf(static_cast<float>(c.k_rot)) : 1.0f;
+  else if constexpr (Traits<F>::kTqMse) return 1.0f / sqrtf(static_cast<float>(kD));
+  else return 1.0f;
+}
+// V's, applied once to the accumulator: block size, then the multiplier of output element j.
+template <Fmt F>
+__device__ int out_rotation(const KvLayerCodec& c) {
+  if constexpr (F == Fmt::kInt4Pth) return c.signs ? kD : 0;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot;
+  else return 0;
+}
+template <Fmt F>
+__device__ float out_multiplier(const KvLayerCodec& c, int kvh, int j) {
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return c.v_scales[kvh];
+  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? c.signs[j] * (1.0f / kD) : 1.0f;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot ? 1.0f / sqrtf(static_cast<float>(c.v_rot)) : 1.0f;
+  else return 1.0f;
 }
 
 // ---- reductions ---------------------------------------------------------------------------------
@@ -288,21 +308,33 @@ template <Fmt F>
 constexpr int stage_bytes() {
   return kPage * (Traits<F>::kKBytes + Traits<F>::kVBytes);  // a multiple of 128
 }
+// Ring depth: 2 pages for bf16/fp16 (32 KB a page), so three blocks fit a multiprocessor; 3 otherwise.
+template <Fmt F>
+constexpr int stages() {
+  return stage_bytes<F>() >= 24 * 1024 ? 2 : 3;
+}
 template <Fmt F>
 constexpr int dynamic_smem() {
-  return kStages * stage_bytes<F>() + 16;  // + 16: the 2-byte-aligned formats read up to 4 bytes past a row
+  return stages<F>() * stage_bytes<F>() + 16;  // + 16: the 2-byte-aligned formats read up to 4 bytes past a row
+}
+// Blocks per multiprocessor the shared memory allows (228 KB, ~4 KB static and 1 KB reserved a
+// block), at most 4: the register cap of __launch_bounds__.
+template <Fmt F>
+constexpr int min_blocks() {
+  const int fit = 233472 / (dynamic_smem<F>() + 5 * 1024);
+  return fit < 4 ? fit : 4;
 }
 
 // ---- the kernel ---------------------------------------------------------------------------------
 
 template <Fmt F>
-__global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+__global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   using T = Traits<F>;
+  constexpr int kStages = stages<F>();
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
   extern __shared__ float4 ring4[];
   std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
   __shared__ float q_raw[kNQ][kD];
-  __shared__ float q_use[kNQ][kD];
   __shared__ __align__(16) float p_s[kWarps][16][kNQ];
   __shared__ float lut[16];
   __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
@@ -350,14 +382,13 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedA
     if (tid < (1 << T::kKeyBits)) lut[tid] = c.centroids[tid];
   }
   __syncthreads();
-#pragma unroll
-  for (int qi = 0; qi < kNQ; ++qi) q_use[qi][tid] = q_transformed<F>(c, kvh, q_raw[qi], tid);
-  __syncthreads();
+  fwht_rows(&q_raw[0][0], q_rotation<F>(c));
+  const float qmul = q_multiplier<F>(c, kvh);
   float qreg[kNQ][8];
 #pragma unroll
   for (int qi = 0; qi < kNQ; ++qi)
 #pragma unroll
-    for (int e = 0; e < 8; ++e) qreg[qi][e] = q_use[qi][T::dim(s, e)];
+    for (int e = 0; e < 8; ++e) qreg[qi][e] = q_raw[qi][T::dim(s, e)] * qmul;
 
   float m[kNQ], acc[kNQ][8], accoff[kNQ];
   float l0 = 0.0f, l1 = 0.0f;  // this lane's share of l for queries q0, q0 + 1
@@ -373,11 +404,13 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedA
   int next_id = pb + kStages - 1 < pe ? table[pb + kStages - 1] : 0;
 
   for (int p = pb, it = 0; p < pe; ++p, ++it) {
+    // Page p's group is complete once at most kStages - 2 younger ones are pending; after the
+    // barrier every warp is done with the page before, whose stage then takes page p + kStages - 1.
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
     if (p + kStages - 1 < pe) issue(next_id, (it + kStages - 1) % kStages);
     cp_async_commit();
     next_id = p + kStages < pe ? table[p + kStages] : 0;
-    cp_async_wait<kStages - 1>();
-    __syncthreads();
     const std::uint8_t* kst = ring + (it % kStages) * kStage;
     const std::uint8_t* vst = kst + kRegionK;
     // Token slot (0..15) of the warp's 16 tokens for local token t of this half: interleaved halves
@@ -432,11 +465,17 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedA
     const float ox0 = __shfl_xor_sync(0xffffffffu, mx0, 1), ox1 = __shfl_xor_sync(0xffffffffu, mx1, 1);
     const bool odd = (s & 1) != 0;
     const float pm[kNQ] = {odd ? ox0 : mx0, odd ? ox1 : mx1, odd ? mx0 : ox0, odd ? mx1 : ox1};
+    // The maxima are the same in every lane: the rescale (and its exp) runs only when one grew.
     float alpha[kNQ];
+    bool grew = false;
 #pragma unroll
     for (int qi = 0; qi < kNQ; ++qi) {
       const float mn = fmaxf(m[qi], pm[qi]);
-      alpha[qi] = mn == -INFINITY ? 1.0f : expf(m[qi] - mn);
+      alpha[qi] = 1.0f;
+      if (mn != m[qi]) {
+        alpha[qi] = expf(m[qi] - mn);  // 0 when m was -inf
+        grew = true;
+      }
       m[qi] = mn;
     }
     const float my0 = odd ? m[2] : m[0], my1 = odd ? m[3] : m[1];
@@ -444,11 +483,13 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedA
     const float p1 = sc1 == -INFINITY ? 0.0f : expf(sc1 - my1);
     l0 = l0 * (odd ? alpha[2] : alpha[0]) + p0;
     l1 = l1 * (odd ? alpha[3] : alpha[1]) + p1;
+    if (grew) {
 #pragma unroll
-    for (int qi = 0; qi < kNQ; ++qi) {
-      accoff[qi] *= alpha[qi];
+      for (int qi = 0; qi < kNQ; ++qi) {
+        accoff[qi] *= alpha[qi];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc[qi][e] *= alpha[qi];
+        for (int e = 0; e < 8; ++e) acc[qi][e] *= alpha[qi];
+      }
     }
     *reinterpret_cast<float2*>(&p_s[warp][slot][q0]) = make_float2(p0, p1);
     __syncwarp();
@@ -476,7 +517,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedA
         if constexpr (T::kTq) accoff[qi] = fmaf(pq[qi], off, accoff[qi]);
       }
     }
-    __syncthreads();  // the stage is refilled next iteration
   }
   cp_async_wait<0>();
   __syncthreads();
@@ -538,8 +578,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(KvLayerCodec c, PagedA
     }
   }
   __syncthreads();
+  fwht_rows(merged, out_rotation<F>(c));
+  const float omul = out_multiplier<F>(c, kvh, tid);
   float* out_acc = a.workspace + 2 * entries;
-  for (int qi = 0; qi < nq; ++qi) out_acc[(base + qi) * kD + tid] = out_transformed<F>(c, kvh, merged + qi * kD, tid);
+  for (int qi = 0; qi < nq; ++qi) out_acc[(base + qi) * kD + tid] = merged[qi * kD + tid] * omul;
 }
 
 // ---- the merge of the splits --------------------------------------------------------------------
