@@ -76,11 +76,13 @@ __device__ __forceinline__ void nibbles8(std::uint32_t w, float zero, float* x) 
 }
 __device__ __forceinline__ float small_int(std::uint32_t c) { return __int_as_float(static_cast<int>(0x4B000000u | c)) - 8388608.0f; }
 
-// 32 bits from a 2-byte (or 1-byte) aligned shared-memory address.
+// 32 bits from a 2-byte (or 1-byte) aligned shared-memory address. The second word is read only
+// when needed: a row's last bytes may end a stage whose neighbour cp.async is filling.
 __device__ __forceinline__ std::uint32_t load_u32_any(const std::uint8_t* p) {
   const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
   const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(a & ~std::uintptr_t{3});
-  return __funnelshift_r(w[0], w[1], static_cast<unsigned>(a & 3u) * 8u);
+  const unsigned sh = static_cast<unsigned>(a & 3u) * 8u;
+  return __funnelshift_r(w[0], sh ? w[1] : 0u, sh);
 }
 __device__ __forceinline__ float half_at(const std::uint8_t* p) {
   return __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(p)));
@@ -170,14 +172,16 @@ struct Traits {
     } else if constexpr (F == Fmt::kQ8_0) {
       const int b = s >> 2, off = 34 * b + 2 + 8 * (s & 3);
       const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + (off & ~3));
-      const unsigned sh = (off & 3) * 8u;
-      int8x4(__funnelshift_r(w[0], w[1], sh), x);
-      int8x4(__funnelshift_r(w[1], w[2], sh), x + 4);
+      const unsigned sh = (off & 3) * 8u;  // blocks 1, 3 (the row's end) are 4-byte aligned: 2 words
+      const std::uint32_t w1 = w[1], w2 = sh ? w[2] : 0u;
+      int8x4(__funnelshift_r(w[0], w1, sh), x);
+      int8x4(__funnelshift_r(w1, w2, sh), x + 4);
       return half_at(row + 34 * b);
     } else if constexpr (F == Fmt::kQ4_0) {
       const int b = s >> 2, off = 18 * b + 2 + 4 * (s & 3);
       const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + (off & ~3));
-      const std::uint32_t u = __funnelshift_r(w[0], w[1], (off & 3) * 8u);
+      const unsigned sh = (off & 3) * 8u;  // blocks 1, 3 (the row's end) are 4-byte aligned: 1 word
+      const std::uint32_t u = __funnelshift_r(w[0], sh ? w[1] : 0u, sh);
       const std::uint32_t lo = u & 0x0F0F0F0Fu, hi = (u >> 4) & 0x0F0F0F0Fu;
       x[0] = byte_plus_2p23<0>(lo) - 8388616.0f, x[1] = byte_plus_2p23<1>(lo) - 8388616.0f;
       x[2] = byte_plus_2p23<2>(lo) - 8388616.0f, x[3] = byte_plus_2p23<3>(lo) - 8388616.0f;
@@ -315,7 +319,7 @@ constexpr int stages() {
 }
 template <Fmt F>
 constexpr int dynamic_smem() {
-  return stages<F>() * stage_bytes<F>() + 16;  // + 16: the 2-byte-aligned formats read up to 4 bytes past a row
+  return stages<F>() * stage_bytes<F>() + 16;  // + 16: spare (unaligned rows read whole words)
 }
 // Blocks per multiprocessor the shared memory allows (228 KB, ~4 KB static and 1 KB reserved a
 // block), at most 4: the register cap of __launch_bounds__.
