@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   }
 }
 
-// Fast path for the element-wise formats (bf16, fp16, fp32, fp8 per tensor, fp8/int8 per token-head)
+// Fast path for the element-wise formats (since v5 fp32 only: the others run decode_attention)
 // with head_dim 128 and at most 4 query vectors per tile (decode with GQA <= 4): no shared-memory
 // tiles. Each warp takes whole pages; per 32 tokens, lane t reads token t's K row (vector loads)
 // and computes its scores for every query vector (Q from shared memory, broadcast), the warp
