@@ -124,9 +124,10 @@ void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
 // kMaxTileQ / group rows). Query row r at position row_pos[r] attends to tokens
 // max(0, pos - window + 1) .. pos of its sequence (window 0: all). Scores = fp32 dot * scale, online
 // softmax in fp32, P.V accumulated in fp32; `splits` blocks share each tile's pages and a second
-// kernel merges them (flash-decoding). bf16/fp16 caches with head_dim 128 and at most 4 query
-// vectors a tile (decode, GQA <= 4) take a register-only fast path; the rest a shared-memory
-// kernel that decodes each page through the codec.
+// kernel merges them (flash-decoding). With head_dim 128 and at most 4 query vectors a tile
+// (decode, GQA <= 4) every format but fp32 takes the decode path (paged_attention_decode.h: a
+// cp.async page ring, per-lane register decoding) and fp32 a register kernel; the rest a
+// shared-memory kernel that decodes each page through the codec.
 struct AttentionTile {
   int seq, row0, rows;
 };

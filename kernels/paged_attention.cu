@@ -21,6 +21,7 @@
 #include "cuda_check.cuh"
 #include "kv_codecs.h"
 #include "kv_paged_cuda.h"
+#include "paged_attention_decode.h"
 
 namespace kvgate::kernels::cuda {
 
@@ -333,7 +334,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   }
 }
 
-// Fast path for the element-wise formats (bf16, fp16, fp32, fp8 per tensor, fp8/int8 per token-head)
+// Fast path for the element-wise formats (since v5 fp32 only: the others run decode_attention)
 // with head_dim 128 and at most 4 query vectors per tile (decode with GQA <= 4): no shared-memory
 // tiles. Each warp takes whole pages; per 32 tokens, lane t reads token t's K row (vector loads)
 // and computes its scores for every query vector (Q from shared memory, broadcast), the warp
@@ -343,10 +344,11 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
 // (hardware fp8/fp16 widening is exact).
 constexpr int kFastD = 128, kFastQ = 4;
 
+// Since v5 only fp32 takes this kernel: the other element-wise formats run decode_attention
+// (paged_attention_decode.cu), which paged_attention() tries first.
 template <KvFamily F>
 constexpr bool fast_family() {
-  return F == KvFamily::kBf16 || F == KvFamily::kF16 || F == KvFamily::kF32 || F == KvFamily::kFp8Tensor ||
-         F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth;
+  return F == KvFamily::kF32;
 }
 
 __device__ __forceinline__ float fp8_hw(std::uint32_t byte, Fp8Kind kind) {
@@ -635,6 +637,12 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   const int splits = a.emulation.active() ? a.emulation.splits
                      : a.splits > 0       ? a.splits
                                           : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
+  // The decode path (head_dim 128, <= 4 query vectors a tile) is exact only: emulation runs the
+  // generic kernel.
+  if (!a.emulation.active() && decode_attention_supported(c, max_tile_q)) {
+    decode_attention(c, a, splits, s);
+    return;
+  }
   switch (c.family) {
     case KvFamily::kF32: launch<KvFamily::kF32>(c, a, max_tile_q, splits, s); break;
     case KvFamily::kBf16: launch<KvFamily::kBf16>(c, a, max_tile_q, splits, s); break;

@@ -417,6 +417,15 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     pc->emu = c.e;
     cases.push_back(std::move(pc));
   }
+  // The decode path of every other format (paged_attention_decode.cu: head_dim 128, <= 4 query
+  // vectors a tile): 24 pages in one split (the cp.async ring wraps many times), two-row tiles with a
+  // window and forced splits, and GQA 1 with three rows (3 query vectors).
+  for (const auto& [f, p] : formats) {
+    if (f == "fp32") continue;
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 1500, 1, 8, 2, 128, 0, 1));
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 700, 2, 4, 2, 128, 150, 3));
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 260, 3, 2, 2, 128));
+  }
 }
 
 }  // namespace kcase

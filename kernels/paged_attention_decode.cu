@@ -1,0 +1,771 @@
+// decode_attention (paged_attention_decode.h): the decode fast path of the paged attention, built for
+// bytes in flight. A block (4 warps) takes one tile (<= 4 query vectors of one KV head) and one split
+// of its pages; cp.async copies the raw K and V regions of the next pages into a 3-stage shared-
+// memory ring while the warps compute the current page, so the loads never wait on the maths.
+//
+// Per page each warp owns 16 tokens; a half-warp takes 8 of them, and lane s (0..15) of the half
+// owns 8 of the 128 dimensions of every K and V row (its 16-byte bf16 chunk, 8 bytes of fp8/int8,
+// 4 bytes of 4-bit codes, ...), decoded in registers with packed conversions; Q (rotated and scaled
+// once per block, see below) sits in registers for those 8 dimensions. Partial dots of 8 tokens x 4
+// queries are reduce-scattered over the 16 lanes (30 shuffles), leaving each lane 2 scores; the warp
+// keeps its own online softmax (fp32), writes P to shared memory, and accumulates P.V for its 8
+// dimensions x 4 queries in fp32 registers. Warps merge at the end; a second kernel merges splits.
+//
+// Exactness: every element decodes to the codec's value (hardware fp8/fp16 widening, integer codes
+// via exact float tricks); per-block/per-token multipliers are applied to the lane's partial dot and
+// to P instead of to each element, and linear transforms are moved from K and V onto Q and the
+// output: q.(H k) = (H q).k for the Hadamard-rotated formats (int4_per_token_head's randomized
+// transform, llama.cpp's block rotation, TurboQuant keys), V's inverse rotation once on the
+// accumulator. All of that reorders fp32 arithmetic only; nothing runs below fp32.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include "cuda_check.cuh"
+#include "kv_codecs.h"
+#include "paged_attention_decode.h"
+
+namespace kvgate::kernels::cuda {
+
+namespace {
+
+constexpr int kD = 128, kNQ = 4, kPage = 64, kWarps = 4, kThreads = 32 * kWarps;
+
+enum class Fmt { kBf16, kF16, kE4M3, kE5M2, kFp8Pth, kInt8Pth, kInt4Pth, kNvfp4, kQ8_0, kQ4_0, kTqK8V4, kTqK4V4, kTqK3V4, kTqK3V3 };
+
+// ---- element decoding -------------------------------------------------------------------------
+
+__device__ __forceinline__ float2 half2_bits_to_float2(std::uint32_t u) {
+  __half2 h;
+  memcpy(&h, &u, 4);
+  return __half22float2(h);
+}
+
+template <__nv_fp8_interpretation_t K>
+__device__ __forceinline__ void fp8x4(std::uint32_t w, float* x) {
+  const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w & 0xffffu), K);
+  const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w >> 16), K);
+  const float2 a = __half22float2(__half2(lo)), b = __half22float2(__half2(hi));
+  x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y;
+}
+
+// Byte e of w as an exact float: 2^23 + byte built by a byte permute, minus 2^23 (+ bias).
+template <int E>
+__device__ __forceinline__ float byte_plus_2p23(std::uint32_t w) {
+  return __int_as_float(static_cast<int>(__byte_perm(w, 0x4B000000u, 0x7440u | E)));
+}
+__device__ __forceinline__ void int8x4(std::uint32_t w, float* x) {
+  const std::uint32_t u = w ^ 0x80808080u;  // int8 + 128
+  x[0] = byte_plus_2p23<0>(u) - 8388736.0f;
+  x[1] = byte_plus_2p23<1>(u) - 8388736.0f;
+  x[2] = byte_plus_2p23<2>(u) - 8388736.0f;
+  x[3] = byte_plus_2p23<3>(u) - 8388736.0f;
+}
+// Eight 4-bit codes of w (code i in bits 4i..4i+3) minus `zero` (a small integer): exact.
+__device__ __forceinline__ void nibbles8(std::uint32_t w, float zero, float* x) {
+  const std::uint32_t lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
+  const float sub = 8388608.0f + zero;
+  x[0] = byte_plus_2p23<0>(lo) - sub, x[1] = byte_plus_2p23<0>(hi) - sub;
+  x[2] = byte_plus_2p23<1>(lo) - sub, x[3] = byte_plus_2p23<1>(hi) - sub;
+  x[4] = byte_plus_2p23<2>(lo) - sub, x[5] = byte_plus_2p23<2>(hi) - sub;
+  x[6] = byte_plus_2p23<3>(lo) - sub, x[7] = byte_plus_2p23<3>(hi) - sub;
+}
+__device__ __forceinline__ float small_int(std::uint32_t c) { return __int_as_float(static_cast<int>(0x4B000000u | c)) - 8388608.0f; }
+
+// 32 bits from a 2-byte (or 1-byte) aligned shared-memory address. The second word is read only
+// when needed: a row's last bytes may end a stage whose neighbour cp.async is filling.
+__device__ __forceinline__ std::uint32_t load_u32_any(const std::uint8_t* p) {
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(a & ~std::uintptr_t{3});
+  const unsigned sh = static_cast<unsigned>(a & 3u) * 8u;
+  return __funnelshift_r(w[0], sh ? w[1] : 0u, sh);
+}
+__device__ __forceinline__ float half_at(const std::uint8_t* p) {
+  return __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(p)));
+}
+__device__ __forceinline__ float e4m3_byte(std::uint32_t b) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(b & 0xffu), __NV_E4M3)));
+}
+
+// E2M1 codes (bit 3 sign, bits 0-2 magnitude) of byte i of w as two fp16 values placed so that
+// their value is the E2M1 value * 2^-14 (exponent bits 10-11, mantissa bit 9; code 1 subnormal).
+__device__ __forceinline__ float2 e2m1x2_scaled(std::uint32_t t) {
+  const std::uint32_t h = ((t & 0x7u) << 9) | ((t & 0x8u) << 12) | ((t & 0x70u) << 21) | ((t & 0x80u) << 24);
+  return half2_bits_to_float2(h);
+}
+
+// ---- formats ------------------------------------------------------------------------------------
+// kKBytes/kVBytes: slot bytes at head_dim 128. dim(s, e): the dimension of lane s's element e.
+// k8/v8: lane s's 8 elements of a row (shared memory) and the multiplier of the lane's partial sum;
+// v8 also returns an additive offset per token (TurboQuant values' minimum; 0 otherwise).
+template <Fmt F>
+struct Traits {
+  static constexpr bool kQ4 = F == Fmt::kQ4_0;
+  static constexpr bool kTqMse = F == Fmt::kTqK4V4 || F == Fmt::kTqK3V4 || F == Fmt::kTqK3V3;
+  static constexpr bool kTq = kTqMse || F == Fmt::kTqK8V4;
+  static constexpr int kKeyBits = F == Fmt::kTqK4V4 ? 4 : 3;
+  static constexpr int kValueBits = F == Fmt::kTqK3V3 ? 3 : 4;
+  static constexpr int kKBytes = F == Fmt::kBf16 || F == Fmt::kF16 ? 256
+                                 : F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kTqK8V4 ? 128
+                                 : F == Fmt::kFp8Pth || F == Fmt::kInt8Pth ? 132
+                                 : F == Fmt::kInt4Pth ? 68
+                                 : F == Fmt::kNvfp4 || F == Fmt::kQ4_0 ? 72
+                                 : F == Fmt::kQ8_0 ? 136
+                                                     : (kKeyBits == 4 ? 66 : 50);  // TurboQuant MSE keys
+  static constexpr int kVBytes = kTq ? (kValueBits == 4 ? 68 : 52) : kKBytes;
+
+  __device__ static int dim(int s, int e) {
+    if constexpr (kQ4) return 32 * (s >> 2) + 4 * (s & 3) + (e & 3) + (e >= 4 ? 16 : 0);
+    else return 8 * s + e;
+  }
+
+  // Plain formats shared by K and V.
+  __device__ static float plain8(const std::uint8_t* row, int s, float* x) {
+    if constexpr (F == Fmt::kBf16) {
+      const uint4 w = *reinterpret_cast<const uint4*>(row + 16 * s);
+      const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        x[2 * i] = __uint_as_float(u[i] << 16);
+        x[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
+      }
+      return 1.0f;
+    } else if constexpr (F == Fmt::kF16) {
+      const uint4 w = *reinterpret_cast<const uint4*>(row + 16 * s);
+      const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = half2_bits_to_float2(u[i]);
+        x[2 * i] = f.x;
+        x[2 * i + 1] = f.y;
+      }
+      return 1.0f;
+    } else if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kFp8Pth || F == Fmt::kTqK8V4) {
+      constexpr __nv_fp8_interpretation_t K = F == Fmt::kE5M2 ? __NV_E5M2 : __NV_E4M3;
+      const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + 8 * s);
+      fp8x4<K>(w[0], x);
+      fp8x4<K>(w[1], x + 4);
+      return F == Fmt::kFp8Pth ? *reinterpret_cast<const float*>(row + kD) : 1.0f;
+    } else if constexpr (F == Fmt::kInt8Pth) {
+      const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + 8 * s);
+      int8x4(w[0], x);
+      int8x4(w[1], x + 4);
+      return *reinterpret_cast<const float*>(row + kD);
+    } else if constexpr (F == Fmt::kInt4Pth) {
+      const std::uint32_t w = *reinterpret_cast<const std::uint32_t*>(row + 4 * s);
+      const std::uint32_t sw = *reinterpret_cast<const std::uint32_t*>(row + kD / 2);
+      nibbles8(w, static_cast<float>(sw & 0xFu), x);
+      return __uint_as_float(sw & ~0xFu);
+    } else if constexpr (F == Fmt::kNvfp4) {
+      const std::uint32_t w = *reinterpret_cast<const std::uint32_t*>(row + 4 * s);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = e2m1x2_scaled(w >> (8 * i));
+        x[2 * i] = f.x;
+        x[2 * i + 1] = f.y;
+      }
+      return e4m3_byte(row[kD / 2 + (s >> 1)]) * 16384.0f;  // block scale * 2^14 (exact)
+    } else if constexpr (F == Fmt::kQ8_0) {
+      const int b = s >> 2, off = 34 * b + 2 + 8 * (s & 3);
+      const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + (off & ~3));
+      const unsigned sh = (off & 3) * 8u;  // blocks 1, 3 (the row's end) are 4-byte aligned: 2 words
+      const std::uint32_t w1 = w[1], w2 = sh ? w[2] : 0u;
+      int8x4(__funnelshift_r(w[0], w1, sh), x);
+      int8x4(__funnelshift_r(w1, w2, sh), x + 4);
+      return half_at(row + 34 * b);
+    } else if constexpr (F == Fmt::kQ4_0) {
+      const int b = s >> 2, off = 18 * b + 2 + 4 * (s & 3);
+      const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + (off & ~3));
+      const unsigned sh = (off & 3) * 8u;  // blocks 1, 3 (the row's end) are 4-byte aligned: 1 word
+      const std::uint32_t u = __funnelshift_r(w[0], sh ? w[1] : 0u, sh);
+      const std::uint32_t lo = u & 0x0F0F0F0Fu, hi = (u >> 4) & 0x0F0F0F0Fu;
+      x[0] = byte_plus_2p23<0>(lo) - 8388616.0f, x[1] = byte_plus_2p23<1>(lo) - 8388616.0f;
+      x[2] = byte_plus_2p23<2>(lo) - 8388616.0f, x[3] = byte_plus_2p23<3>(lo) - 8388616.0f;
+      x[4] = byte_plus_2p23<0>(hi) - 8388616.0f, x[5] = byte_plus_2p23<1>(hi) - 8388616.0f;
+      x[6] = byte_plus_2p23<2>(hi) - 8388616.0f, x[7] = byte_plus_2p23<3>(hi) - 8388616.0f;
+      return half_at(row + 18 * b);
+    } else {
+      return 0.0f;
+    }
+  }
+
+  // K: TurboQuant MSE keys give the centroids (lut in shared memory) and add their squares to ss.
+  __device__ static float k8(const std::uint8_t* row, int s, float* x, const float* lut, float& ss) {
+    if constexpr (kTqMse) {
+      const std::uint32_t u = load_u32_any(row + kKeyBits * s);  // codes 8s.. start at byte kKeyBits*s
+      float acc = 0.0f;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        x[e] = lut[(u >> (kKeyBits * e)) & ((1u << kKeyBits) - 1u)];
+        acc = fmaf(x[e], x[e], acc);
+      }
+      ss = acc;
+      return 1.0f;
+    } else {
+      (void)lut;
+      (void)ss;
+      return plain8(row, s, x);
+    }
+  }
+
+  __device__ static float v8(const std::uint8_t* row, int s, float* x, float& offset) {
+    if constexpr (kTq) {
+      constexpr int nb = kValueBits == 4 ? kD / 2 : kD * 3 / 8;
+      if constexpr (kValueBits == 4) {
+        nibbles8(*reinterpret_cast<const std::uint32_t*>(row + 4 * s), 0.0f, x);
+      } else {
+        const std::uint32_t u = load_u32_any(row + 3 * s);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) x[e] = small_int((u >> (3 * e)) & 7u);
+      }
+      const std::uint32_t sm = *reinterpret_cast<const std::uint32_t*>(row + nb);  // scale f16, min f16
+      offset = __half2float(__ushort_as_half(static_cast<unsigned short>(sm >> 16)));
+      return __half2float(__ushort_as_half(static_cast<unsigned short>(sm & 0xffffu)));
+    } else {
+      offset = 0.0f;
+      return plain8(row, s, x);
+    }
+  }
+};
+
+// ---- Q and output transforms --------------------------------------------------------------------
+
+// In-place Walsh-Hadamard butterflies (unnormalized, fwht_inplace's order) on blocks of n elements
+// (n a power of two <= 128, 0 or 1: none) of each row of x[kNQ][kD] in shared memory; every thread of
+// the block calls it (barriers inside).
+__device__ void fwht_rows(float* x, int n) {
+  for (int h = 1; h < n; h <<= 1) {
+    for (int idx = threadIdx.x; idx < kNQ * kD / 2; idx += kThreads) {
+      const int b = idx % (kD / 2), i = ((b & ~(h - 1)) << 1) | (b & (h - 1));
+      float* r = x + (idx / (kD / 2)) * kD;
+      const float u = r[i], w = r[i + h];
+      r[i] = u + w;
+      r[i + h] = u - w;
+    }
+    __syncthreads();
+  }
+}
+
+// K's linear transform, moved onto Q: the Hadamard block size (0: none) and the multiplier of element
+// j (int4_per_token_head's signs are applied when q is loaded, before the butterflies).
+template <Fmt F>
+__device__ int q_rotation(const KvLayerCodec& c) {
+  if constexpr (F == Fmt::kInt4Pth) return c.signs ? kD : 0;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot;
+  else if constexpr (Traits<F>::kTqMse) return kD;
+  else return 0;
+}
+template <Fmt F>
+__device__ float q_multiplier(const KvLayerCodec& c, int kvh) {
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return c.k_scales[kvh];
+  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? 1.0f / kD : 1.0f;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot ? 1.0f / sqrtf(static_cast<float>(c.k_rot)) : 1.0f;
+  else if constexpr (Traits<F>::kTqMse) return 1.0f / sqrtf(static_cast<float>(kD));
+  else return 1.0f;
+}
+// V's, applied once to the accumulator: block size, then the multiplier of output element j.
+template <Fmt F>
+__device__ int out_rotation(const KvLayerCodec& c) {
+  if constexpr (F == Fmt::kInt4Pth) return c.signs ? kD : 0;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot;
+  else return 0;
+}
+template <Fmt F>
+__device__ float out_multiplier(const KvLayerCodec& c, int kvh, int j) {
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return c.v_scales[kvh];
+  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? c.signs[j] * (1.0f / kD) : 1.0f;
+  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot ? 1.0f / sqrtf(static_cast<float>(c.v_rot)) : 1.0f;
+  else return 1.0f;
+}
+
+// ---- reductions ---------------------------------------------------------------------------------
+
+// One step of a reduce-scatter over the 16 lanes of a half-warp: lanes with bit O of s keep the upper
+// half of v[0..N), the others the lower half, each adding its partner's copy. After steps O = 8, 4, 2, 1
+// lane s holds the sums of the original entries s*N/16 .. s*N/16 + N/16 - 1 in v[0..N/16).
+template <int O, int N>
+__device__ __forceinline__ void rs_step(float* v, int s) {
+  const bool upper = (s & O) != 0;
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) {
+    const float send = upper ? v[k] : v[k + N / 2];
+    const float keep = upper ? v[k + N / 2] : v[k];
+    v[k] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+  }
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <Fmt F>
+constexpr int stage_bytes() {
+  return kPage * (Traits<F>::kKBytes + Traits<F>::kVBytes);  // a multiple of 128
+}
+// Ring depth: 2 pages for bf16/fp16 (32 KB a page), so three blocks fit a multiprocessor; 3 otherwise.
+template <Fmt F>
+constexpr int stages() {
+  return stage_bytes<F>() >= 24 * 1024 ? 2 : 3;
+}
+template <Fmt F>
+constexpr int dynamic_smem() {
+  return stages<F>() * stage_bytes<F>() + 16;  // + 16: spare (unaligned rows read whole words)
+}
+// Blocks per multiprocessor the shared memory allows (228 KB, ~4 KB static and 1 KB reserved a
+// block), at most 4: the register cap of __launch_bounds__.
+template <Fmt F>
+constexpr int min_blocks() {
+  const int fit = 233472 / (dynamic_smem<F>() + 5 * 1024);
+  return fit < 4 ? fit : 4;
+}
+
+// ---- the kernel ---------------------------------------------------------------------------------
+
+template <Fmt F>
+__global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+  using T = Traits<F>;
+  constexpr int kStages = stages<F>();
+  constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
+  extern __shared__ float4 ring4[];
+  std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
+  __shared__ float q_raw[kNQ][kD];
+  __shared__ __align__(16) float p_s[kWarps][16][kNQ];
+  __shared__ float lut[16];
+  __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
+
+  const AttentionTile tl = a.tiles[blockIdx.z];
+  const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
+  const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * kD;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, half = lane >> 4, s = lane & 15;
+
+  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
+  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
+  const int page0 = lo / kPage, npages = (hi - 1) / kPage - page0 + 1;
+  const int per = (npages + splits - 1) / splits;
+  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
+
+  auto issue = [&](int page_id, int st) {
+    const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + kvh;
+    const std::uint8_t* ksrc = a.k_pool + region * kRegionK;
+    const std::uint8_t* vsrc = a.v_pool + region * (kPage * T::kVBytes);
+    std::uint8_t* dst = ring + st * kStage;
+    for (int i = tid; i < kRegionK / 16; i += kThreads) cp_async16(dst + 16 * i, ksrc + 16 * i);
+    for (int i = tid; i < kPage * T::kVBytes / 16; i += kThreads) cp_async16(dst + kRegionK + 16 * i, vsrc + 16 * i);
+  };
+  // Prologue: the first pages are in flight while Q is prepared.
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (pb + st < pe) issue(table[pb + st], st);
+    cp_async_commit();
+  }
+  for (int i = tid; i < kNQ * kD; i += kThreads) {
+    const int qi = i / kD, j = i % kD;
+    float x = qi < nq ? a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * kD + j] : 0.0f;
+    if constexpr (F == Fmt::kInt4Pth) {
+      if (c.signs) x *= c.signs[j];  // exact (signs are +-1)
+    }
+    q_raw[qi][j] = x;
+  }
+  if (tid < kNQ) {
+    const int pos = tid < nq ? a.row_pos[tl.row0 + tid / group] : -1;
+    qpos_s[tid] = pos;
+    qfirst_s[tid] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  }
+  if constexpr (T::kTqMse) {
+    if (tid < (1 << T::kKeyBits)) lut[tid] = c.centroids[tid];
+  }
+  __syncthreads();
+  fwht_rows(&q_raw[0][0], q_rotation<F>(c));
+  const float qmul = q_multiplier<F>(c, kvh);
+  float qreg[kNQ][8];
+#pragma unroll
+  for (int qi = 0; qi < kNQ; ++qi)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) qreg[qi][e] = q_raw[qi][T::dim(s, e)] * qmul;
+
+  float m[kNQ], acc[kNQ][8], accoff[kNQ];
+  float l0 = 0.0f, l1 = 0.0f;  // this lane's share of l for queries q0, q0 + 1
+  const int q0 = 2 * (s & 1);
+#pragma unroll
+  for (int qi = 0; qi < kNQ; ++qi) {
+    m[qi] = -INFINITY;
+    accoff[qi] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[qi][e] = 0.0f;
+  }
+  const float scale = a.scale;
+  int next_id = pb + kStages - 1 < pe ? table[pb + kStages - 1] : 0;
+
+  for (int p = pb, it = 0; p < pe; ++p, ++it) {
+    // Page p's group is complete once at most kStages - 2 younger ones are pending; after the
+    // barrier every warp is done with the page before, whose stage then takes page p + kStages - 1.
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (p + kStages - 1 < pe) issue(next_id, (it + kStages - 1) % kStages);
+    cp_async_commit();
+    next_id = p + kStages < pe ? table[p + kStages] : 0;
+    const std::uint8_t* kst = ring + (it % kStages) * kStage;
+    const std::uint8_t* vst = kst + kRegionK;
+    // Token slot (0..15) of the warp's 16 tokens for local token t of this half: interleaved halves
+    // (rows an odd number of words apart hit other banks).
+    const int tok_base = p * kPage + warp * 16;
+
+    // Scores: partial dots of 8 tokens x 4 queries, reduce-scattered over the half-warp.
+    float v[8 * kNQ], ssq[8];
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const std::uint8_t* row = kst + (warp * 16 + 2 * t + half) * T::kKBytes;
+      float x[8];
+      const float mul = T::k8(row, s, x, lut, ssq[t]);
+#pragma unroll
+      for (int qi = 0; qi < kNQ; ++qi) {
+        float d0 = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) d0 = fmaf(qreg[qi][e], x[e], d0);
+        v[t * kNQ + qi] = d0 * mul;
+      }
+    }
+    rs_step<8, 32>(v, s);
+    rs_step<4, 16>(v, s);
+    rs_step<2, 8>(v, s);
+    rs_step<1, 4>(v, s);
+    // This lane now holds token t = s >> 1 (slot 2t + half), queries q0 and q0 + 1.
+    const int slot = 2 * (s >> 1) + half, tok = tok_base + slot;
+    float post = scale;
+    if constexpr (T::kTqMse) {
+      rs_step<8, 8>(ssq, s);
+      rs_step<4, 4>(ssq, s);
+      rs_step<2, 2>(ssq, s);
+      const float ss = ssq[0] + __shfl_xor_sync(0xffffffffu, ssq[0], 1);
+      const float norm = half_at(kst + (warp * 16 + slot) * T::kKBytes + (T::kKeyBits * kD) / 8);
+      post *= c.norm_correction ? norm * (1.0f / sqrtf(ss + 1e-16f)) : norm;
+    }
+    float sc0, sc1;
+    {
+      const bool in = tok < hi;
+      const bool ok0 = in && q0 < nq && tok >= qfirst_s[q0] && tok <= qpos_s[q0];
+      const bool ok1 = in && q0 + 1 < nq && tok >= qfirst_s[q0 + 1] && tok <= qpos_s[q0 + 1];
+      sc0 = ok0 ? v[0] * post : -INFINITY;
+      sc1 = ok1 ? v[1] * post : -INFINITY;
+    }
+    // Online softmax of the warp: page maxima per query (lanes of one parity hold q0, q0 + 1).
+    float mx0 = sc0, mx1 = sc1;
+#pragma unroll
+    for (int o = 2; o <= 16; o <<= 1) {
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, o));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, o));
+    }
+    const float ox0 = __shfl_xor_sync(0xffffffffu, mx0, 1), ox1 = __shfl_xor_sync(0xffffffffu, mx1, 1);
+    const bool odd = (s & 1) != 0;
+    const float pm[kNQ] = {odd ? ox0 : mx0, odd ? ox1 : mx1, odd ? mx0 : ox0, odd ? mx1 : ox1};
+    // The maxima are the same in every lane: the rescale (and its exp) runs only when one grew.
+    float alpha[kNQ];
+    bool grew = false;
+#pragma unroll
+    for (int qi = 0; qi < kNQ; ++qi) {
+      const float mn = fmaxf(m[qi], pm[qi]);
+      alpha[qi] = 1.0f;
+      if (mn != m[qi]) {
+        alpha[qi] = expf(m[qi] - mn);  // 0 when m was -inf
+        grew = true;
+      }
+      m[qi] = mn;
+    }
+    const float my0 = odd ? m[2] : m[0], my1 = odd ? m[3] : m[1];
+    const float p0 = sc0 == -INFINITY ? 0.0f : expf(sc0 - my0);
+    const float p1 = sc1 == -INFINITY ? 0.0f : expf(sc1 - my1);
+    l0 = l0 * (odd ? alpha[2] : alpha[0]) + p0;
+    l1 = l1 * (odd ? alpha[3] : alpha[1]) + p1;
+    if (grew) {
+#pragma unroll
+      for (int qi = 0; qi < kNQ; ++qi) {
+        accoff[qi] *= alpha[qi];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[qi][e] *= alpha[qi];
+      }
+    }
+    *reinterpret_cast<float2*>(&p_s[warp][slot][q0]) = make_float2(p0, p1);
+    __syncwarp();
+
+    // P.V over this half's 8 tokens; rows past the sequence end may hold any bytes: zeroed.
+#pragma unroll
+    for (int t = 0; t < 8; ++t) {
+      const int sl = 2 * t + half;
+      const std::uint8_t* row = vst + (warp * 16 + sl) * T::kVBytes;
+      float x[8], off;
+      float mul = T::v8(row, s, x, off);
+      if (tok_base + sl >= hi) {
+        mul = 0.0f;
+        off = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) x[e] = 0.0f;
+      }
+      const float4 pp = *reinterpret_cast<const float4*>(&p_s[warp][sl][0]);
+      const float pq[kNQ] = {pp.x, pp.y, pp.z, pp.w};
+#pragma unroll
+      for (int qi = 0; qi < kNQ; ++qi) {
+        const float pw = pq[qi] * mul;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[qi][e] = fmaf(pw, x[e], acc[qi][e]);
+        if constexpr (T::kTq) accoff[qi] = fmaf(pq[qi], off, accoff[qi]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // Merge the two halves (same dimensions, other tokens) and the lanes' shares of l.
+#pragma unroll
+  for (int qi = 0; qi < kNQ; ++qi)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      float x = acc[qi][e];
+      if constexpr (T::kTq) x += accoff[qi];
+      acc[qi][e] = x + __shfl_xor_sync(0xffffffffu, x, 16);
+    }
+#pragma unroll
+  for (int o = 2; o <= 16; o <<= 1) {
+    l0 += __shfl_xor_sync(0xffffffffu, l0, o);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, o);
+  }
+  // Merge the warps through the (now idle) ring: wacc [warps][4][128], wm, wl [warps][4], merged [4][128].
+  float* wacc = reinterpret_cast<float*>(ring);
+  float* wm = wacc + kWarps * kNQ * kD;
+  float* wl = wm + kWarps * kNQ;
+  float* merged = wl + kWarps * kNQ;
+  if (half == 0) {
+#pragma unroll
+    for (int qi = 0; qi < kNQ; ++qi)
+#pragma unroll
+      for (int e = 0; e < 8; ++e) wacc[(warp * kNQ + qi) * kD + T::dim(s, e)] = acc[qi][e];
+  }
+  if (lane < 2) {
+    wl[warp * kNQ + 2 * lane] = l0;
+    wl[warp * kNQ + 2 * lane + 1] = l1;
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int qi = 0; qi < kNQ; ++qi) wm[warp * kNQ + qi] = m[qi];
+  __syncthreads();
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
+#pragma unroll
+  for (int qi = 0; qi < kNQ; ++qi) {
+    float mm = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) mm = fmaxf(mm, wm[w * kNQ + qi]);
+    float ll = 0.0f, aa = 0.0f;
+    if (mm != -INFINITY)
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float wmv = wm[w * kNQ + qi];
+        if (wmv == -INFINITY) continue;
+        const float f = expf(wmv - mm);
+        ll += wl[w * kNQ + qi] * f;
+        aa += wacc[(w * kNQ + qi) * kD + tid] * f;
+      }
+    merged[qi * kD + tid] = aa;
+    if (tid == 0 && qi < nq) {
+      a.workspace[2 * (base + qi)] = mm;
+      a.workspace[2 * (base + qi) + 1] = ll;
+    }
+  }
+  __syncthreads();
+  fwht_rows(merged, out_rotation<F>(c));
+  const float omul = out_multiplier<F>(c, kvh, tid);
+  float* out_acc = a.workspace + 2 * entries;
+  for (int qi = 0; qi < nq; ++qi) out_acc[(base + qi) * kD + tid] = merged[qi * kD + tid] * omul;
+}
+
+// ---- the merge of the splits --------------------------------------------------------------------
+
+__device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = is_max ? fmaxf(v, w) : v + w;
+  }
+  __syncthreads();  // red may still be read by a previous call
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float r = red[0];
+  for (int w = 1; w < kWarps; ++w) r = is_max ? fmaxf(r, red[w]) : r + red[w];
+  return r;
+}
+
+// One block per (tile, KV head, query vector): weights of the splits in shared memory, then each
+// thread one dimension, the splits' loads independent.
+__global__ void __launch_bounds__(kThreads) decode_combine_kernel(PagedAttentionArgs a, int splits) {
+  extern __shared__ float wsplit[];
+  __shared__ float red[kWarps];
+  const AttentionTile tl = a.tiles[blockIdx.x];
+  const int kvh = blockIdx.y, qi = blockIdx.z, group = a.heads / a.kv_heads;
+  if (qi >= tl.rows * group) return;
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.x) * gridDim.y * splits * kMaxTileQ;
+  const std::int64_t e0 = (static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits * kMaxTileQ + qi;
+  float mx = -INFINITY;
+  for (int sp = threadIdx.x; sp < splits; sp += kThreads) mx = fmaxf(mx, a.workspace[2 * (e0 + sp * kMaxTileQ)]);
+  mx = block_reduce(mx, true, red);
+  float den = 0.0f;
+  for (int sp = threadIdx.x; sp < splits; sp += kThreads) {
+    const std::int64_t e = e0 + sp * kMaxTileQ;
+    const float ms = a.workspace[2 * e];
+    const float w = ms == -INFINITY ? 0.0f : expf(ms - mx);
+    wsplit[sp] = w;
+    if (w != 0.0f) den += a.workspace[2 * e + 1] * w;
+  }
+  den = block_reduce(den, false, red);  // its barriers also publish wsplit
+  const float* wacc = a.workspace + 2 * entries;
+  float* out = a.out + static_cast<std::int64_t>(tl.row0 + qi / group) * a.heads * kD + (kvh * group + qi % group) * kD;
+  const int j = threadIdx.x;
+  float num = 0.0f;
+#pragma unroll 8
+  for (int sp = 0; sp < splits; ++sp) {
+    const float w = wsplit[sp];
+    if (w != 0.0f) num += w * wacc[(e0 + sp * kMaxTileQ) * kD + j];
+  }
+  out[j] = den > 0.0f ? num / den : 0.0f;
+}
+
+// ---- dispatch -----------------------------------------------------------------------------------
+
+bool fmt_of(const KvLayerCodec& c, Fmt& f) {
+  switch (c.family) {
+    case KvFamily::kBf16: f = Fmt::kBf16; return true;
+    case KvFamily::kF16: f = Fmt::kF16; return true;
+    case KvFamily::kFp8Tensor: f = c.fp8_kind == Fp8Kind::kE4M3 ? Fmt::kE4M3 : Fmt::kE5M2; return true;
+    case KvFamily::kFp8Pth: f = Fmt::kFp8Pth; return true;
+    case KvFamily::kInt8Pth: f = Fmt::kInt8Pth; return true;
+    case KvFamily::kInt4Pth: f = Fmt::kInt4Pth; return true;
+    case KvFamily::kNvfp4: f = Fmt::kNvfp4; return true;
+    case KvFamily::kQ8_0: f = Fmt::kQ8_0; return true;
+    case KvFamily::kQ4_0: f = Fmt::kQ4_0; return true;
+    case KvFamily::kTqFp8Key: f = Fmt::kTqK8V4; return c.value_bits == 4;
+    case KvFamily::kTqMse:
+      if (c.key_bits == 4 && c.value_bits == 4) f = Fmt::kTqK4V4;
+      else if (c.key_bits == 3 && c.value_bits == 4) f = Fmt::kTqK3V4;
+      else if (c.key_bits == 3 && c.value_bits == 3) f = Fmt::kTqK3V3;
+      else return false;
+      return true;
+    default: return false;
+  }
+}
+
+template <Fmt F>
+bool bytes_match(const KvLayerCodec& c) {
+  return c.k_bytes == Traits<F>::kKBytes && c.v_bytes == Traits<F>::kVBytes;
+}
+
+// Blocks of decode_kernel<F> resident on the whole device at once.
+template <Fmt F>
+int resident_blocks() {
+  constexpr int smem = dynamic_smem<F>();
+  static const int blocks = [] {
+    if constexpr (smem > 48 * 1024)
+      KV_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int dev = 0, sms = 0, per_sm = 0;
+    KV_CUDA_CHECK(cudaGetDevice(&dev));
+    KV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    KV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<F>, kThreads, smem));
+    return std::max(1, sms * per_sm);
+  }();
+  return blocks;
+}
+
+// The split count actually used: at most the caller's (its workspace holds that many), chosen to
+// minimise waves x pages per split, so the last wave is not a small fraction of the device (the
+// result is the same for any split count up to fp32 summation order).
+int fit_splits(int splits, int base_blocks, int max_ctx, int resident) {
+  const int pages = std::max(1, (max_ctx + kPage - 1) / kPage);
+  int best = splits;
+  long long best_cost = -1;
+  for (int sp = 1; sp <= splits; ++sp) {
+    const long long waves = (static_cast<long long>(base_blocks) * sp + resident - 1) / resident;
+    const long long cost = waves * ((pages + sp - 1) / sp);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = sp;
+    }
+  }
+  return best;
+}
+
+template <Fmt F>
+int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  constexpr int smem = dynamic_smem<F>();
+  static_assert(smem >= (2 * kWarps * kNQ + (kWarps + 1) * kNQ * kD) * 4, "the warp merge reuses the ring");
+  splits = fit_splits(splits, a.num_tiles * a.kv_heads, a.max_ctx, resident_blocks<F>());
+  decode_kernel<F><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, smem, s>>>(c, a);
+  KV_CUDA_CHECK_LAUNCH();
+  return splits;
+}
+
+template <Fmt F>
+bool supported_fmt(const KvLayerCodec& c) {
+  return bytes_match<F>(c);
+}
+
+}  // namespace
+
+bool decode_attention_supported(const KvLayerCodec& c, int max_tile_q) {
+  Fmt f;
+  if (c.head_dim != kD || max_tile_q > kNQ || !fmt_of(c, f)) return false;
+  if ((f == Fmt::kQ8_0 || f == Fmt::kQ4_0) && ((c.k_rot & (c.k_rot - 1)) != 0 || (c.v_rot & (c.v_rot - 1)) != 0 ||
+                                              c.k_rot > kD || c.v_rot > kD))
+    return false;
+  switch (f) {
+    case Fmt::kBf16: return supported_fmt<Fmt::kBf16>(c);
+    case Fmt::kF16: return supported_fmt<Fmt::kF16>(c);
+    case Fmt::kE4M3: return supported_fmt<Fmt::kE4M3>(c);
+    case Fmt::kE5M2: return supported_fmt<Fmt::kE5M2>(c);
+    case Fmt::kFp8Pth: return supported_fmt<Fmt::kFp8Pth>(c);
+    case Fmt::kInt8Pth: return supported_fmt<Fmt::kInt8Pth>(c);
+    case Fmt::kInt4Pth: return supported_fmt<Fmt::kInt4Pth>(c);
+    case Fmt::kNvfp4: return supported_fmt<Fmt::kNvfp4>(c);
+    case Fmt::kQ8_0: return supported_fmt<Fmt::kQ8_0>(c);
+    case Fmt::kQ4_0: return supported_fmt<Fmt::kQ4_0>(c);
+    case Fmt::kTqK8V4: return supported_fmt<Fmt::kTqK8V4>(c);
+    case Fmt::kTqK4V4: return supported_fmt<Fmt::kTqK4V4>(c);
+    case Fmt::kTqK3V4: return supported_fmt<Fmt::kTqK3V4>(c);
+    case Fmt::kTqK3V3: return supported_fmt<Fmt::kTqK3V3>(c);
+  }
+  return false;
+}
+
+void decode_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  Fmt f;
+  if (!fmt_of(c, f)) throw Error("decode_attention: unsupported KV family", kExitInternal);
+  switch (f) {
+    case Fmt::kBf16: splits = launch<Fmt::kBf16>(c, a, splits, s); break;
+    case Fmt::kF16: splits = launch<Fmt::kF16>(c, a, splits, s); break;
+    case Fmt::kE4M3: splits = launch<Fmt::kE4M3>(c, a, splits, s); break;
+    case Fmt::kE5M2: splits = launch<Fmt::kE5M2>(c, a, splits, s); break;
+    case Fmt::kFp8Pth: splits = launch<Fmt::kFp8Pth>(c, a, splits, s); break;
+    case Fmt::kInt8Pth: splits = launch<Fmt::kInt8Pth>(c, a, splits, s); break;
+    case Fmt::kInt4Pth: splits = launch<Fmt::kInt4Pth>(c, a, splits, s); break;
+    case Fmt::kNvfp4: splits = launch<Fmt::kNvfp4>(c, a, splits, s); break;
+    case Fmt::kQ8_0: splits = launch<Fmt::kQ8_0>(c, a, splits, s); break;
+    case Fmt::kQ4_0: splits = launch<Fmt::kQ4_0>(c, a, splits, s); break;
+    case Fmt::kTqK8V4: splits = launch<Fmt::kTqK8V4>(c, a, splits, s); break;
+    case Fmt::kTqK4V4: splits = launch<Fmt::kTqK4V4>(c, a, splits, s); break;
+    case Fmt::kTqK3V4: splits = launch<Fmt::kTqK3V4>(c, a, splits, s); break;
+    case Fmt::kTqK3V3: splits = launch<Fmt::kTqK3V3>(c, a, splits, s); break;
+  }
+  const int smem = splits * static_cast<int>(sizeof(float));
+  if (smem > 48 * 1024) throw Error("decode_attention: " + std::to_string(splits) + " splits is too many", kExitInternal);
+  decode_combine_kernel<<<dim3(a.num_tiles, a.kv_heads, kNQ), kThreads, smem, s>>>(a, splits);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace kvgate::kernels::cuda

@@ -1,0 +1,22 @@
+// The decode fast path of paged_attention (kv_paged_cuda.h): head_dim 128, at most 4 query vectors a
+// tile (decode with GQA <= 4), every slot format but fp32 and kivi2. paged_attention() dispatches
+// here when decode_attention_supported() says so; the rest runs the generic shared-memory kernel.
+// Only in a CUDA build (KVGATE_HAVE_CUDA).
+#pragma once
+#if defined(KVGATE_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include "kv_paged_cuda.h"
+
+namespace kvgate::kernels::cuda {
+
+// True when decode_attention() takes a call of this codec with tiles of at most max_tile_q query
+// vectors.
+bool decode_attention_supported(const KvLayerCodec& codec, int max_tile_q);
+
+// The split-K attention and its merge into a.out, for `splits` splits (workspace sized by
+// attention_workspace_floats for that count).
+void decode_attention(const KvLayerCodec& codec, const PagedAttentionArgs& a, int splits, cudaStream_t s);
+
+}  // namespace kvgate::kernels::cuda
+#endif
