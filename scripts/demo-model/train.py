@@ -8,15 +8,18 @@ compares logits.
 
 Training is scheduled by wall-clock time (--minutes), not steps: the learning rate (warm-up, cosine)
 and the curriculum (1K -> 16K tokens) follow the fraction of the time budget used, so one command
-fits the GPU machine's 10-minute limit on any speed. Loss is on the answer tokens only (the trials'
-questions are long; the answers are what retrieval is). Each time a trial is drawn, its codes (every
-digit-only value) get fresh random digits in the haystack and the answer alike.
+fits the GPU machine's 10-minute limit on any speed. The first --warm-until of the budget trains on
+--warm-data only: the multicode trials with their prose stripped (instruction, code lines, question),
+where the look-up circuit forms in seconds; v1 and v2, without it, never left the plateau of a model
+that writes the format but guesses the codes. The loss is on the answer tokens, plus --lm-weight
+times a next-token loss on every token. Each time a trial is drawn, its codes (every digit-only
+value) get fresh random digits in the haystack and the answer alike.
 
 The export (config.json, generation_config.json, model.safetensors in bf16) is written into --out
 every --save-every seconds and at the end, each file atomically; train_log.json holds the loss curve
 and the held-out evaluations.
 
-Usage: train.py --data train.npz --eval eval.npz --out DIR [--minutes 7] [--device cuda]
+Usage: train.py --data train.npz --eval eval.npz --warm-data strip.npz --out DIR [--minutes 7] [--device cuda]
 """
 import argparse
 import json
@@ -365,14 +368,14 @@ def main():
                     "for the final evaluation and export (the device's command limit); 0: --minutes alone")
     ap.add_argument("--save-every", type=float, default=60.0, help="seconds between exports")
     ap.add_argument("--tokens-per-step", type=int, default=131072)
-    ap.add_argument("--early-tokens-per-step", type=int, default=0,
+    ap.add_argument("--early-tokens-per-step", type=int, default=32768,
                     help="tokens a step before --early-until of the budget (more, smaller steps early); 0: --tokens-per-step")
-    ap.add_argument("--early-until", type=float, default=0.3)
+    ap.add_argument("--early-until", type=float, default=0.35)
     ap.add_argument("--warm-data", help="make_data.py --strip-prose data: the warm-up phase (v3)")
     ap.add_argument("--warm-eval", help="held-out --strip-prose data, evaluated beside --eval")
-    ap.add_argument("--warm-until", type=float, default=0.3, help="fraction of the budget spent on --warm-data alone")
-    ap.add_argument("--warm-mix", type=float, default=0.1, help="share of later steps still drawn from --warm-data")
-    ap.add_argument("--lm-weight", type=float, default=0.0,
+    ap.add_argument("--warm-until", type=float, default=0.35, help="fraction of the budget spent on --warm-data alone")
+    ap.add_argument("--warm-mix", type=float, default=0.15, help="share of later steps still drawn from --warm-data")
+    ap.add_argument("--lm-weight", type=float, default=0.1,
                     help="weight of a language-model loss on every token beside the answer loss (v1: 0)")
     ap.add_argument("--log-every", type=int, default=25, help="steps between loss records")
     ap.add_argument("--lr", type=float, default=2e-3)

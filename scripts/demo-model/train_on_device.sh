@@ -3,8 +3,8 @@
 # tokenizers, safetensors): kvgate tasks -> token data -> train -> export into OUT, all inside
 # LIMIT seconds (the device's per-command limit, less a margin).
 # Usage: train_on_device.sh OUT TASKS.tgz TOKENIZER_DIR [LIMIT_S=540] [MINUTES=8] [train.py options...]
-# v1: no options and no warm-up. v2: --lm-weight 0.1 --early-tokens-per-step 32768, with DENSE=1 data.
-# v3: the prose-free warm-up (always on here) and the options in models/demo/README.md.
+# v1: no options, no warm-up. v2: --lm-weight 0.1 --early-tokens-per-step 32768 (no warm-up: 0/32).
+# v3 (models/demo): the prose-free warm-up, always on here, with the options in the model card.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1 tasks=$2 tok=$3 limit=${4:-540} minutes=${5:-8}
