@@ -3,6 +3,7 @@
 // KV format test_broken_zero_v: V reads back as zeros) that must FAIL. The report files exist and
 // the verdict printed, the exit code and the JSON agree.
 #include <filesystem>
+#include <map>
 
 #include "catch_compat.hpp"
 #include "core/jsonl.h"
@@ -34,29 +35,31 @@ TEST_CASE("gate demo: quick on the demo model on CPU; the zeroed-V candidate FAI
   CHECK_THAT(r.out, contains("report: " + out + "/report.html"));
   CHECK(j["gate"]["configurations"][0]["device"] == "cpu");
 
-  // Per candidate: the broken one FAILs NIAH (the gated task); the baseline reads (the demo model
-  // finds needles), so the failure is the format's; fp8 does not FAIL.
+  // Per candidate and gated task (NIAH and multi-code): the baseline reads (the demo model finds
+  // needles and codes), so a failure is the format's; the broken one FAILs both, fp8 neither.
   REQUIRE(j["runs"].size() == 3);
-  bool saw_broken = false, saw_fp8 = false;
+  std::map<std::string, int> broken_failed, fp8_seen;
   for (const json& p : j["pairs"]) {
     if (!p["gating"].get<bool>()) continue;
     const std::string label = p["candidate_label"];
     for (const json& t : p["tasks"]) {
-      if (t["task"] != "niah") continue;
-      CHECK(t["reference_metric"].get<double>() > 0.5);
+      const std::string task = t["task"];
+      INFO(label << " " << task);
+      CHECK(t["gated"].get<bool>());
+      CHECK(t["reference_metric"].get<double>() > 0.75);
       if (label == "test_broken_zero_v") {
-        saw_broken = true;
         CHECK(p["verdict"] == "FAIL");
         CHECK(t["verdict"] == "FAIL");
         CHECK(t["candidate_metric"].get<double>() < 0.1);
+        ++broken_failed[task];
       } else if (label == "fp8_e4m3") {
-        saw_fp8 = true;
         CHECK(t["verdict"] != "FAIL");
+        ++fp8_seen[task];
       }
     }
   }
-  CHECK(saw_broken);
-  CHECK(saw_fp8);
+  CHECK(broken_failed == std::map<std::string, int>{{"multicode", 1}, {"niah", 1}});
+  CHECK(fp8_seen == std::map<std::string, int>{{"multicode", 1}, {"niah", 1}});
   const std::string html = kvgate::read_file(out + "/report.html");
   CHECK_THAT(html, contains("test_broken_zero_v"));
   CHECK(html.find("http://") == std::string::npos);

@@ -27,6 +27,19 @@ def render_chatml(messages):
     return "".join(out)
 
 
+def strip_prose(trial):
+    """The trial with its filler prose removed: the instruction, the code lines in haystack order, the
+    question. A short, dense warm-up where the look-up circuit forms before prose dilutes it."""
+    content = trial["input"]["messages"][-1]["content"]
+    head = content[: content.index("\n") + 1]
+    question = content[content.rindex("\nWhat are the access codes"):]
+    lines = sorted(trial["meta"]["lines"], key=lambda l: l["offset"])
+    stripped = dict(trial)
+    stripped["input"] = {"messages": trial["input"]["messages"][:-1] +
+                         [{"role": "user", "content": head + " ".join(l["text"] for l in lines) + question}]}
+    return stripped
+
+
 def answer_and_values(trial):
     task, target = trial["task"], trial["target"]
     if task == "multicode":
@@ -46,6 +59,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tokenizer", required=True, help="folder with tokenizer.json")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--strip-prose", action="store_true",
+                    help="multicode trials without their filler prose (bucket: the length rounded up to a power of two)")
     ap.add_argument("tasks", nargs="+")
     a = ap.parse_args()
     tok = Tokenizer.from_file(a.tokenizer + "/tokenizer.json")
@@ -58,6 +73,8 @@ def main():
     for path in a.tasks:
         with open(path, encoding="utf-8") as f:
             trials += [json.loads(line) for line in f if line.strip()]
+    if a.strip_prose:
+        trials = [strip_prose(t) for t in trials if t["task"] == "multicode"]
     prompts, fulls, metas = [], [], []
     for t in trials:
         prompt = render_chatml(t["input"]["messages"])
@@ -102,7 +119,7 @@ def main():
         starts.append(pos)
         lengths.append(len(ids))
         plen.append(p)
-        buckets.append(int(t["bucket"]))
+        buckets.append(1 << (len(ids) - 1).bit_length() if a.strip_prose else int(t["bucket"]))
         tasks.append(0 if t["task"] == "multicode" else 1)
         pos += len(ids)
     grp_sample = np.asarray(grp_sample, dtype=np.int32)

@@ -8,15 +8,18 @@ compares logits.
 
 Training is scheduled by wall-clock time (--minutes), not steps: the learning rate (warm-up, cosine)
 and the curriculum (1K -> 16K tokens) follow the fraction of the time budget used, so one command
-fits the GPU machine's 10-minute limit on any speed. Loss is on the answer tokens only (the trials'
-questions are long; the answers are what retrieval is). Each time a trial is drawn, its codes (every
-digit-only value) get fresh random digits in the haystack and the answer alike.
+fits the GPU machine's 10-minute limit on any speed. The first --warm-until of the budget trains on
+--warm-data only: the multicode trials with their prose stripped (instruction, code lines, question),
+where the look-up circuit forms in seconds; v1 and v2, without it, never left the plateau of a model
+that writes the format but guesses the codes. The loss is on the answer tokens, plus --lm-weight
+times a next-token loss on every token. Each time a trial is drawn, its codes (every digit-only
+value) get fresh random digits in the haystack and the answer alike.
 
 The export (config.json, generation_config.json, model.safetensors in bf16) is written into --out
 every --save-every seconds and at the end, each file atomically; train_log.json holds the loss curve
 and the held-out evaluations.
 
-Usage: train.py --data train.npz --eval eval.npz --out DIR [--minutes 7] [--device cuda]
+Usage: train.py --data train.npz --eval eval.npz --warm-data strip.npz --out DIR [--minutes 7] [--device cuda]
 """
 import argparse
 import json
@@ -220,8 +223,18 @@ CURRICULUM = [
 ]
 
 
-def pick_bucket(progress, buckets, rng):
-    for until, weights in CURRICULUM:
+# The prose-free warm-up (make_data.py --strip-prose; v3): the instruction, the code lines and the
+# question only, few lines first. Over the fraction of the warm-up phase.
+WARM_CURRICULUM = [
+    (0.35, {512: 1.0}),
+    (0.65, {512: 0.3, 1024: 0.7}),
+    (1.01, {512: 0.1, 1024: 0.3, 2048: 0.4, 4096: 0.2}),
+]
+
+
+def pick_bucket(progress, buckets, rng, curriculum=CURRICULUM):
+    w = {}
+    for until, weights in curriculum:
         if progress < until:
             w = {b: v for b, v in weights.items() if b in buckets}
             break
@@ -355,10 +368,14 @@ def main():
                     "for the final evaluation and export (the device's command limit); 0: --minutes alone")
     ap.add_argument("--save-every", type=float, default=60.0, help="seconds between exports")
     ap.add_argument("--tokens-per-step", type=int, default=131072)
-    ap.add_argument("--early-tokens-per-step", type=int, default=0,
+    ap.add_argument("--early-tokens-per-step", type=int, default=32768,
                     help="tokens a step before --early-until of the budget (more, smaller steps early); 0: --tokens-per-step")
-    ap.add_argument("--early-until", type=float, default=0.3)
-    ap.add_argument("--lm-weight", type=float, default=0.0,
+    ap.add_argument("--early-until", type=float, default=0.35)
+    ap.add_argument("--warm-data", help="make_data.py --strip-prose data: the warm-up phase (v3)")
+    ap.add_argument("--warm-eval", help="held-out --strip-prose data, evaluated beside --eval")
+    ap.add_argument("--warm-until", type=float, default=0.35, help="fraction of the budget spent on --warm-data alone")
+    ap.add_argument("--warm-mix", type=float, default=0.15, help="share of later steps still drawn from --warm-data")
+    ap.add_argument("--lm-weight", type=float, default=0.1,
                     help="weight of a language-model loss on every token beside the answer loss (v1: 0)")
     ap.add_argument("--log-every", type=int, default=25, help="steps between loss records")
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -392,6 +409,8 @@ def main():
                       head_dim=a.head_dim, intermediate_size=a.intermediate_size, rope_theta=a.rope_theta)
     t0 = time.time()
     train, held = Data(a.data), Data(a.eval)
+    warm = Data(a.warm_data) if a.warm_data else None
+    warm_held = Data(a.warm_eval) if a.warm_eval else None
     model = Qwen3(cfg).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model {asdict(cfg)}: {n_params / 1e6:.2f} M parameters; data {len(train.tokens) / 1e6:.1f} M tokens "
@@ -422,11 +441,17 @@ def main():
         progress = elapsed / budget
         if progress >= 1.0:
             break
-        bucket = pick_bucket(progress, train.buckets, rng)
+        if warm is not None and (progress < a.warm_until or rng.random() < a.warm_mix):
+            src = warm
+            bucket = pick_bucket(min(1.0, progress / a.warm_until), warm.buckets, rng, WARM_CURRICULUM)
+        else:
+            src = train
+            main_progress = (progress - a.warm_until) / (1 - a.warm_until) if warm is not None else progress
+            bucket = pick_bucket(main_progress, train.buckets, rng)
         step_tokens = a.early_tokens_per_step if a.early_tokens_per_step and progress < a.early_until else a.tokens_per_step
         per = max(1, step_tokens // bucket)
-        samples = rng.choice(train.by_bucket[bucket], size=per, replace=len(train.by_bucket[bucket]) < per)
-        ids, mask = train.batch(samples, rng, redraw=True)
+        samples = rng.choice(src.by_bucket[bucket], size=per, replace=len(src.by_bucket[bucket]) < per)
+        ids, mask = src.batch(samples, rng, redraw=True)
         rows, cols = np.nonzero(mask)  # on the host: no device sync for a data-dependent shape
         pin = device.type == "cuda"
         to_dev = lambda a: (torch.from_numpy(a).pin_memory() if pin else torch.from_numpy(a)).to(device, non_blocking=pin)
@@ -440,7 +465,7 @@ def main():
         targets = ids_t[rows_t, cols_t + 1]
         loss = F.cross_entropy(logits, targets)
         if a.lm_weight > 0:  # next-token loss on every real (unpadded) position
-            lens_t = to_dev(train.lengths[samples].astype(np.int64))
+            lens_t = to_dev(src.lengths[samples].astype(np.int64))
             valid = torch.arange(ids.shape[1] - 1, device=device)[None, :] < (lens_t[:, None] - 1)
             with torch.autocast(device_type=device.type, dtype=dtype, enabled=dtype != torch.float32):
                 all_logits = model.logits(h[:, :-1])
@@ -468,10 +493,15 @@ def main():
             acc_loss, acc_right, acc_n, acc_steps = 0.0, 0, 0, 0
         if time.time() - last_save >= a.save_every:
             ev = evaluate(model, held, device, dtype, a.tokens_per_step)
-            log["evals"].append({"step": step, "time_s": round(time.time() - start, 1),
-                                 "pass": {str(b): [p, n] for b, (p, n, _) in ev.items()},
-                                 "token_acc": {str(b): acc for b, (_, _, acc) in ev.items()}})
+            rec = {"step": step, "time_s": round(time.time() - start, 1),
+                   "pass": {str(b): [p, n] for b, (p, n, _) in ev.items()},
+                   "token_acc": {str(b): acc for b, (_, _, acc) in ev.items()}}
             print("eval " + "  ".join(f"{b}: {p}/{n} ({acc:.3f})" for b, (p, n, acc) in ev.items()), flush=True)
+            if warm_held is not None:
+                wev = evaluate(model, warm_held, device, dtype, a.tokens_per_step)
+                rec["stripped_pass"] = {str(b): [p, n] for b, (p, n, _) in wev.items()}
+                print("eval stripped " + "  ".join(f"{b}: {p}/{n} ({acc:.3f})" for b, (p, n, acc) in wev.items()), flush=True)
+            log["evals"].append(rec)
             export(model, cfg, a.out, special_ids)
             write_log()
             last_save = time.time()
