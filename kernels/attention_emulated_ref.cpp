@@ -81,7 +81,7 @@ void emulated_vector(const AttentionEmulation& e, const float* q, const float* k
   float m = -std::numeric_limits<float>::infinity();
   for (int s = 0; s < e.splits; ++s) {
     int pb, pe;
-    emu_split_pages(begin, end, s, e.splits, pb, pe);
+    split_pages(begin, end, s, e.splits, pb, pe);
     parts[s] = SplitResult{};
     if (pb >= pe) continue;
     emulated_split(e, q, k, v, first, std::max(begin, pb * kEmuPage), std::min(end, pe * kEmuPage), d, scale, parts[s]);

@@ -78,8 +78,9 @@ KV_HD void emu_accumulate(PvAccum mode, double chunk, float& acc, float& mma) {
   else mma = emu_trunc_fp22(static_cast<double>(mma) + chunk);
 }
 
-// Pages [first, end) of the token range [begin, end_tok) that split `s` of `splits` covers.
-KV_HD void emu_split_pages(int begin, int end_tok, int s, int splits, int& pb, int& pe) {
+// Pages [first, end) of the token range [begin, end_tok) that split `s` of `splits` covers: the
+// split-K partition of every paged-attention kernel (exact, decode path, emulated) and the CPU twin.
+KV_HD void split_pages(int begin, int end_tok, int s, int splits, int& pb, int& pe) {
   const int page0 = begin / kEmuPage, np = (end_tok - 1) / kEmuPage - page0 + 1;
   const int per = (np + splits - 1) / splits;
   pb = page0 + s * per;

@@ -28,6 +28,7 @@ namespace kvgate::kernels::cuda {
 namespace {
 
 constexpr int kTile = 64, kThreads = 128;
+static_assert(kTile == kEmuPage, "split_pages partitions pages of kEmuPage tokens");
 
 template <KvFamily F>
 constexpr bool elementwise_family() {
@@ -199,7 +200,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     qfirst[qi] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
     if constexpr (EMU) {  // this split of the vector's own pages: tokens [qfirst, qpos] within it
       int b = 0, e = 0;
-      if (pos >= 0) emu_split_pages(qfirst[qi], pos + 1, split, splits, b, e);
+      if (pos >= 0) split_pages(qfirst[qi], pos + 1, split, splits, b, e);
       qfirst[qi] = b < e ? max(qfirst[qi], b * kTile) : 0;
       qpos[qi] = b < e ? min(pos, e * kTile - 1) : -1;
     }
@@ -207,24 +208,21 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     l_s[qi] = 0.0f;
     alpha_s[qi] = 1.0f;
   }
+  const int hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
   int pb, pe;
   if constexpr (EMU) {  // the union of the vectors' split page ranges
     pb = INT_MAX, pe = INT_MIN;
     for (int qi = 0; qi < nq; ++qi) {
       const int pos = a.row_pos[tl.row0 + qi / group];
       int b, e;
-      emu_split_pages(a.window > 0 ? max(0, pos - a.window + 1) : 0, pos + 1, split, splits, b, e);
+      split_pages(a.window > 0 ? max(0, pos - a.window + 1) : 0, pos + 1, split, splits, b, e);
       if (b < e) pb = min(pb, b), pe = max(pe, e);
     }
     if (pb > pe) pb = pe = 0;
   } else {
     const int p_first = a.row_pos[tl.row0];
-    const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
-    const int page0 = lo / kTile, npages = (a.row_pos[tl.row0 + tl.rows - 1]) / kTile - page0 + 1;
-    const int per = (npages + splits - 1) / splits;
-    pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+    split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, hi, split, splits, pb, pe);
   }
-  const int hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
   const std::int64_t k_region = static_cast<std::int64_t>(kTile) * c.k_bytes, v_region = static_cast<std::int64_t>(kTile) * c.v_bytes;
 
@@ -441,10 +439,8 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(KvLayerC
   }
   __syncthreads();
   const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
-  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
-  const int page0 = lo / kTile, npages = (hi - 1) / kTile - page0 + 1;
-  const int per = (npages + splits - 1) / splits;
-  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  int pb, pe;
+  split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, hi, split, splits, pb, pe);
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int k_bytes = c.k_bytes, v_bytes = c.v_bytes;

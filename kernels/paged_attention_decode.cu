@@ -34,6 +34,7 @@ namespace kvgate::kernels::cuda {
 namespace {
 
 constexpr int kD = 128, kNQ = 4, kPage = 64, kWarps = 4, kThreads = 32 * kWarps;
+static_assert(kPage == kEmuPage, "split_pages partitions pages of kEmuPage tokens");
 
 enum class Fmt { kBf16, kF16, kE4M3, kE5M2, kFp8Pth, kInt8Pth, kInt4Pth, kNvfp4, kQ8_0, kQ4_0, kTqK8V4, kTqK4V4, kTqK3V4, kTqK3V3 };
 
@@ -349,10 +350,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, half = lane >> 4, s = lane & 15;
 
   const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
-  const int lo = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
-  const int page0 = lo / kPage, npages = (hi - 1) / kPage - page0 + 1;
-  const int per = (npages + splits - 1) / splits;
-  const int pb = page0 + split * per, pe = min(page0 + npages, pb + per);
+  int pb, pe;
+  split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, hi, split, splits, pb, pe);
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
 
   auto issue = [&](int page_id, int st) {

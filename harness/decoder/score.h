@@ -20,6 +20,14 @@ struct ContinuationScore {
 // Called for continuation position i with the logits [vocab] that predict continuation[i].
 using PositionFn = std::function<void(int i, std::span<const float> logits)>;
 
+// Throws when a continuation token id is outside [0, vocab).
+void check_continuation(std::span<const int> continuation, int vocab);
+
+// Records continuation position i from the logits [vocab] that predict `target`: its log-probability
+// (log-softmax in double, shifted by the maximum) into s.logprobs[i] and s.total, and whether it is
+// the argmax (ties: lowest id) into s.greedy_matches. Shared by the CPU and CUDA engines.
+void score_position(const float* logits, int vocab, int i, int target, ContinuationScore& s);
+
 // Resets the session and scores `continuation` after `prompt` (both non-empty).
 ContinuationScore score_continuation(Session& session, std::span<const int> prompt, std::span<const int> continuation,
                                      const PositionFn& on_position = {});

@@ -34,8 +34,7 @@ void Session::reset() {
   position_ = 0;
 }
 
-void Session::check_tokens(std::span<const int> tokens) const {
-  const int vocab = model_->config().vocab_size;
+void check_token_ids(std::span<const int> tokens, int vocab) {
   for (std::size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i] < 0 || tokens[i] >= vocab)
       throw Error("token id " + std::to_string(tokens[i]) + " (at index " + std::to_string(i) +
@@ -44,7 +43,7 @@ void Session::check_tokens(std::span<const int> tokens) const {
 }
 
 void Session::forward(std::span<const int> tokens, int logit_rows, const LogitsFn& on_logits) {
-  check_tokens(tokens);
+  check_token_ids(tokens, model_->config().vocab_size);
   const int total = static_cast<int>(tokens.size());
   const int first_logit = total - std::clamp(logit_rows, 0, total);
   const int vocab = model_->config().vocab_size;
@@ -58,7 +57,7 @@ void Session::forward(std::span<const int> tokens, int logit_rows, const LogitsF
 }
 
 const float* Session::step(int token) {
-  check_tokens(std::span<const int>(&token, 1));
+  check_token_ids(std::span<const int>(&token, 1), model_->config().vocab_size);
   run_chunk(&token, 1, 0);
   return logits_.data();
 }

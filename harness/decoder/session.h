@@ -24,6 +24,9 @@ struct SessionOptions {
   kernels::AttentionEmulation attention{};  // engine-kernel emulation (--kernel-switches); off = exact
 };
 
+// Throws when a token id is outside [0, vocab): the tokenizer does not match the checkpoint.
+void check_token_ids(std::span<const int> tokens, int vocab);
+
 class Session {
  public:
   Session(std::shared_ptr<const Model> model, const SessionOptions& options);
@@ -43,7 +46,6 @@ class Session {
   const float* step(int token);
 
  private:
-  void check_tokens(std::span<const int> tokens) const;
   void run_chunk(const int* ids, int n, int logits_from);
   void matmul(const float* x, const float* w, const float* bias, float* y, int rows, int k, int cols);
   void attention(int layer, int rows);

@@ -9,7 +9,6 @@
 // which runs the generic attention kernel's emulating instantiation; anything else is an Error.
 #include <algorithm>
 #include <condition_variable>
-#include <cmath>
 #include <deque>
 #include <future>
 #include <mutex>
@@ -20,6 +19,8 @@
 #include "cuda_info.h"
 #include "decoder/engine.h"
 #include "decoder/kernel_switches.h"
+#include "decoder/score.h"
+#include "decoder/session.h"
 #include "decoder_cuda/cuda_forward.h"
 
 namespace kvgate::decoder {
@@ -304,10 +305,7 @@ class CudaEngine final : public Engine {
   void score_request(Request& r) {
     check_tokens(r.prompt);
     const int vocab = model_->config().vocab_size;
-    for (int t : r.continuation)
-      if (t < 0 || t >= vocab)
-        throw Error("score: continuation token id " + std::to_string(t) + " is outside the vocabulary of " +
-                    std::to_string(vocab));
+    check_continuation(r.continuation, vocab);
     std::vector<int> tokens(r.prompt);
     tokens.insert(tokens.end(), r.continuation.begin(), r.continuation.end() - 1);
     if (static_cast<int>(tokens.size()) > forward_->options().max_context)
@@ -324,31 +322,13 @@ class CudaEngine final : public Engine {
       for (int k = 0; k < rows; ++k) {
         const float* logits = host_logits_.data() + static_cast<std::size_t>(k) * vocab;
         const int i = first + k - offset;
-        double mx = -INFINITY;
-        int best = 0;
-        for (int v = 0; v < vocab; ++v)
-          if (logits[v] > mx) {
-            mx = logits[v];
-            best = v;
-          }
-        double sum = 0.0;
-        for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(logits[v]) - mx);
-        s.logprobs[i] = static_cast<double>(logits[r.continuation[i]]) - mx - std::log(sum);
-        s.total += s.logprobs[i];
-        s.greedy_matches += best == r.continuation[i];
+        score_position(logits, vocab, i, r.continuation[i], s);
         if (r.on_position) r.on_position(i, std::span<const float>(logits, vocab));
       }
     });
   }
 
-  void check_tokens(const std::vector<int>& tokens) const {
-    const int vocab = model_->config().vocab_size;
-    for (std::size_t i = 0; i < tokens.size(); ++i)
-      if (tokens[i] < 0 || tokens[i] >= vocab)
-        throw Error("token id " + std::to_string(tokens[i]) + " (at index " + std::to_string(i) +
-                    ") is outside the model's vocabulary of " + std::to_string(vocab) +
-                    ": the tokenizer does not match the checkpoint");
-  }
+  void check_tokens(const std::vector<int>& tokens) const { check_token_ids(tokens, model_->config().vocab_size); }
 
   void release(Request& r) {
     if (r.slot < 0) return;
