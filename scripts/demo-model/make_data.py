@@ -3,7 +3,8 @@
 
 Each trial becomes one ChatML sequence: the trial's messages rendered as tokenizer_config.json's
 template does (with the generation prompt), then the answer the grader wants and <|im_end|>.
-Answers: multicode "<name>: <code>" lines in the asked order; niah the needle's value.
+Answers: multicode "<name>: <code>" lines in the asked order; niah the needle's value; mrcr the asked
+assistant turn with the random prefix the question names (the grader's target, verbatim).
 Training puts loss only on the answer tokens. Every digit-only value (multicode codes, niah numbers)
 is recorded as a group of digit-token runs (in the haystack and in the answer) so that train.py can
 draw fresh digits for it each time the trial is used: the haystacks are kvgate's, the codes are new.
@@ -17,6 +18,9 @@ import sys
 
 import numpy as np
 from tokenizers import Tokenizer
+
+
+TASK_IDS = {"multicode": 0, "niah": 1, "mrcr": 2}  # train.py weights mrcr's long answers (--mrcr-answer-cap)
 
 
 def render_chatml(messages):
@@ -50,6 +54,8 @@ def answer_and_values(trial):
         value = target["value"] if isinstance(target, dict) else str(target)
         answer = value
         values = [value] if value.isdigit() else []
+    elif task == "mrcr":
+        answer, values = target, []  # the prefix is alphanumeric, not a digit group to redraw
     else:
         raise SystemExit(f"{trial['id']}: task {task} has no answer rendering in make_data.py")
     return answer, values
@@ -120,7 +126,7 @@ def main():
         lengths.append(len(ids))
         plen.append(p)
         buckets.append(1 << (len(ids) - 1).bit_length() if a.strip_prose else int(t["bucket"]))
-        tasks.append(0 if t["task"] == "multicode" else 1)
+        tasks.append(TASK_IDS[t["task"]])
         pos += len(ids)
     grp_sample = np.asarray(grp_sample, dtype=np.int32)
     # Groups of each sample are contiguous: first group and count per sample.

@@ -39,11 +39,19 @@ def main():
         if pts:
             out.append(f'<polyline points="{" ".join(f"{x(t):.1f},{y(a, 1.0):.1f}" for t, a in pts)}" fill="none" '
                        f'stroke="{color}" stroke-dasharray="4 3" stroke-width="1.5"/>')
+    # v4: the held-out MRCR answer-token accuracy (mean over its buckets), dotted.
+    mrcr = [(e["time_s"], sum(e["mrcr_token_acc"].values()) / len(e["mrcr_token_acc"])) for e in evals if e.get("mrcr_token_acc")]
+    if mrcr:
+        out.append(f'<polyline points="{" ".join(f"{x(t):.1f},{y(a, 1.0):.1f}" for t, a in mrcr)}" fill="none" '
+                   f'stroke="#666666" stroke-dasharray="1 2" stroke-width="1.5"/>')
     ly = T + 10
     out.append(f'<text x="{W - R + 10}" y="{ly}">— train loss</text>')
     for b, color in COLORS.items():
         ly += 16
         out.append(f'<text x="{W - R + 10}" y="{ly}" fill="{color}">- - held-out acc {b}</text>')
+    if mrcr:
+        ly += 16
+        out.append(f'<text x="{W - R + 10}" y="{ly}" fill="#666666">··· held-out acc MRCR</text>')
     out.append(f'<text x="{W - R + 10}" y="{ly + 20}">(acc axis: 0..1)</text>')
     out.append("</svg>")
     with open(sys.argv[2], "w") as f:

@@ -373,6 +373,9 @@ def main():
     ap.add_argument("--early-until", type=float, default=0.35)
     ap.add_argument("--warm-data", help="make_data.py --strip-prose data: the warm-up phase (v3)")
     ap.add_argument("--warm-eval", help="held-out --strip-prose data, evaluated beside --eval")
+    ap.add_argument("--mrcr-eval", help="held-out MRCR data (v4), evaluated beside --eval")
+    ap.add_argument("--mrcr-answer-cap", type=float, default=64.0,
+                    help="an MRCR answer (hundreds of tokens) weighs at most this many answer tokens in the loss (v4)")
     ap.add_argument("--warm-until", type=float, default=0.35, help="fraction of the budget spent on --warm-data alone")
     ap.add_argument("--warm-mix", type=float, default=0.15, help="share of later steps still drawn from --warm-data")
     ap.add_argument("--lm-weight", type=float, default=0.1,
@@ -411,6 +414,7 @@ def main():
     train, held = Data(a.data), Data(a.eval)
     warm = Data(a.warm_data) if a.warm_data else None
     warm_held = Data(a.warm_eval) if a.warm_eval else None
+    mrcr_held = Data(a.mrcr_eval) if a.mrcr_eval else None
     model = Qwen3(cfg).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model {asdict(cfg)}: {n_params / 1e6:.2f} M parameters; data {len(train.tokens) / 1e6:.1f} M tokens "
@@ -463,7 +467,13 @@ def main():
             h = model.hidden(ids_t)
         logits = model.logits(h[rows_t, cols_t].float())
         targets = ids_t[rows_t, cols_t + 1]
-        loss = F.cross_entropy(logits, targets)
+        # Each answer token weighs 1, except MRCR's: its answer (a whole reply, up to ~850 tokens)
+        # weighs at most --mrcr-answer-cap tokens, so it does not drown the short code answers.
+        n_ans = mask.sum(axis=1)
+        w_row = np.where(src.task[samples] == 2, np.minimum(1.0, a.mrcr_answer_cap / np.maximum(1, n_ans)), 1.0)
+        w_t = to_dev(w_row[rows].astype(np.float32))
+        ce = F.cross_entropy(logits, targets, reduction="none")
+        loss = (ce * w_t).sum() / w_t.sum()
         if a.lm_weight > 0:  # next-token loss on every real (unpadded) position
             lens_t = to_dev(src.lengths[samples].astype(np.int64))
             valid = torch.arange(ids.shape[1] - 1, device=device)[None, :] < (lens_t[:, None] - 1)
@@ -501,6 +511,11 @@ def main():
                 wev = evaluate(model, warm_held, device, dtype, a.tokens_per_step)
                 rec["stripped_pass"] = {str(b): [p, n] for b, (p, n, _) in wev.items()}
                 print("eval stripped " + "  ".join(f"{b}: {p}/{n} ({acc:.3f})" for b, (p, n, acc) in wev.items()), flush=True)
+            if mrcr_held is not None:
+                mev = evaluate(model, mrcr_held, device, dtype, a.tokens_per_step)
+                rec["mrcr_pass"] = {str(b): [p, n] for b, (p, n, _) in mev.items()}
+                rec["mrcr_token_acc"] = {str(b): acc for b, (_, _, acc) in mev.items()}
+                print("eval mrcr " + "  ".join(f"{b}: {p}/{n} ({acc:.3f})" for b, (p, n, acc) in mev.items()), flush=True)
             log["evals"].append(rec)
             export(model, cfg, a.out, special_ids)
             write_log()
@@ -513,6 +528,10 @@ def main():
     log["total_steps"] = step
     log["total_tokens"] = tokens_seen
     print("final eval " + "  ".join(f"{b}: {p}/{n} ({acc:.3f})" for b, (p, n, acc) in ev.items()), flush=True)
+    if mrcr_held is not None:
+        mev = evaluate(model, mrcr_held, device, dtype, a.tokens_per_step)
+        log["final_eval_mrcr"] = {str(b): {"passed": p, "total": n, "token_acc": acc} for b, (p, n, acc) in mev.items()}
+        print("final eval mrcr " + "  ".join(f"{b}: {p}/{n} ({acc:.3f})" for b, (p, n, acc) in mev.items()), flush=True)
     export(model, cfg, a.out, special_ids)
     if a.check_transformers:
         try:
