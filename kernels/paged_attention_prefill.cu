@@ -5,7 +5,7 @@
 // of one KV head) and one split of their pages; warp w owns tile w as the 16 rows of an
 // mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its 4 tiles through
 // the codec functions (paged_page_decode.cuh: element-parallel for plain formats, one thread per slot
-// otherwise) into shared memory, as bf16 pairs hi + lo; each warp computes S = Q K^T (16 x 64),
+// otherwise) into shared memory, as bf16 terms (see below); each warp computes S = Q K^T (16 x 64),
 // masks it (causal, window), runs the online softmax in fp32 registers and accumulates O += P V
 // (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
 // and paged_attention() merges the splits with the same combine kernel.
@@ -24,6 +24,8 @@
 #include <cstdint>
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "cuda_check.cuh"
 #include "paged_attention_prefill.h"
@@ -37,7 +39,6 @@ using page_decode::decode_page;
 using page_decode::elementwise_family;
 using page_decode::kThreads;
 using page_decode::kTile;
-using page_decode::stage;
 
 constexpr int kWarps = kThreads / 32;
 static_assert(kMaxTileQ == 16, "a tile is the 16 rows of one mma fragment");
@@ -119,6 +120,21 @@ __device__ __forceinline__ void ldmatrix_x4_trans(const void* p, std::uint32_t& 
 #endif
 }
 
+// Copies `bytes` (a multiple of 16, at most 16 * 8 * kThreads) with every thread, all loads first.
+__device__ __forceinline__ void stage_all(std::uint8_t* dst, const std::uint8_t* src, int bytes) {
+  constexpr int kMax = 8;
+  const uint4* s = reinterpret_cast<const uint4*>(src);
+  uint4* o = reinterpret_cast<uint4*>(dst);
+  const int n = bytes / 16;
+  uint4 r[kMax];
+#pragma unroll
+  for (int u = 0; u < kMax; ++u)
+    if (threadIdx.x + u * kThreads < n) r[u] = __ldg(s + threadIdx.x + u * kThreads);
+#pragma unroll
+  for (int u = 0; u < kMax; ++u)
+    if (threadIdx.x + u * kThreads < n) o[threadIdx.x + u * kThreads] = r[u];
+}
+
 // Page -> bf16 term tiles (ks[k], vs[k] = base + k * tile). Plain formats element pairs straight from
 // global memory (fp8 per tensor as codes: the scale is applied to scores and output); codec formats
 // one slot per thread through the codec into the fp32 tile, K then V, then split. Tokens >= valid
@@ -129,19 +145,59 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
   using S = Smem<D, kv_terms<F>()>;
   constexpr int NB = kv_terms<F>(), ld = S::ld, pairs = D / 2;
   if constexpr (elementwise_family<F>()) {
-    for (int i = threadIdx.x; i < kTile * pairs; i += kThreads) {
-      const int t = i / pairs, j = 2 * (i % pairs);
-      float k0 = 0.0f, k1 = 0.0f, v0 = 0.0f, v1 = 0.0f;
-      if (t < valid) {
-        const std::uint8_t* kr = k_src + t * c.k_bytes;
-        const std::uint8_t* vr = v_src + t * c.v_bytes;
-        k0 = page_decode::decode_element<F>(c, kr, j, 1.0f);
-        k1 = page_decode::decode_element<F>(c, kr, j + 1, 1.0f);
-        v0 = page_decode::decode_element<F>(c, vr, j, 1.0f);
-        v1 = page_decode::decode_element<F>(c, vr, j + 1, 1.0f);
+    // Chunks of 8 elements (16 bytes of bf16/fp16, 8 of fp8): consecutive threads read consecutive
+    // chunks of a row (coalesced), every load of a tensor issued before the first is used.
+    constexpr bool two_byte = F != KvFamily::kFp8Tensor;
+    constexpr int chunks = D / 8, per = kTile * chunks / kThreads;
+    static_assert(kTile * chunks % kThreads == 0, "whole chunks per thread");
+#pragma unroll
+    for (int pass = 0; pass < 2; ++pass) {
+      const std::uint8_t* src = pass == 0 ? k_src : v_src;
+      const int row_bytes = pass == 0 ? c.k_bytes : c.v_bytes;
+      __nv_bfloat16* dst = pass == 0 ? kt : vt;
+      uint4 raw[per];
+#pragma unroll
+      for (int u = 0; u < per; ++u) {
+        const int i = threadIdx.x + u * kThreads, t = i / chunks, ch = i % chunks;
+        raw[u] = make_uint4(0u, 0u, 0u, 0u);
+        if (t < valid) {
+          if constexpr (two_byte) {
+            raw[u] = __ldg(reinterpret_cast<const uint4*>(src + t * row_bytes) + ch);
+          } else {
+            const uint2 w = __ldg(reinterpret_cast<const uint2*>(src + t * row_bytes) + ch);
+            raw[u].x = w.x, raw[u].y = w.y;
+          }
+        }
       }
-      store_terms<NB>(kt, S::tile, t * ld + j, k0, k1);
-      store_terms<NB>(vt, S::tile, t * ld + j, v0, v1);
+#pragma unroll
+      for (int u = 0; u < per; ++u) {
+        const int i = threadIdx.x + u * kThreads, t = i / chunks, ch = i % chunks;
+        const int idx = t * ld + ch * 8;
+        if constexpr (F == KvFamily::kBf16) {
+          *reinterpret_cast<uint4*>(dst + idx) = raw[u];  // bf16 elements are their own single term
+        } else {
+          float x[8];
+          if constexpr (F == KvFamily::kF16) {
+            const std::uint32_t w[4] = {raw[u].x, raw[u].y, raw[u].z, raw[u].w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[e]));
+              x[2 * e] = f.x, x[2 * e + 1] = f.y;
+            }
+          } else {  // fp8 codes, widened by the hardware (exact)
+            const std::uint32_t w[2] = {raw[u].x, raw[u].y};
+            const __nv_fp8_interpretation_t kind = c.fp8_kind == Fp8Kind::kE4M3 ? __NV_E4M3 : __NV_E5M2;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>((w[e / 2] >> (16 * (e % 2))) & 0xffffu), kind);
+              const float2 f = __half22float2(__half2(h));
+              x[2 * e] = f.x, x[2 * e + 1] = f.y;
+            }
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e) store_terms<NB>(dst, S::tile, idx + 2 * e, x[2 * e], x[2 * e + 1]);
+        }
+      }
     }
   } else {
     constexpr int fld = S::f32_ld;
@@ -249,8 +305,8 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
       const std::uint8_t* k_src = a.k_pool + region * k_region;
       const std::uint8_t* v_src = a.v_pool + region * v_region;
       if constexpr (staged) {
-        stage(raw_k, k_src, static_cast<int>(k_region));
-        stage(raw_v, v_src, static_cast<int>(v_region));
+        stage_all(raw_k, k_src, static_cast<int>(k_region));
+        stage_all(raw_v, v_src, static_cast<int>(v_region));
         __syncthreads();
         k_src = raw_k;
         v_src = raw_v;
