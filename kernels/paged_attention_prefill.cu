@@ -3,9 +3,10 @@
 //
 // A block (4 warps) takes 4 consecutive attention tiles (each <= 16 query vectors: rows x GQA group
 // of one KV head) and one split of their pages; warp w owns tile w as the 16 rows of an
-// mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its 4 tiles through
-// the codec functions (paged_page_decode.cuh: element-parallel for plain formats, one thread per slot
-// otherwise) into shared memory, as bf16 terms (see below); each warp computes S = Q K^T (16 x 64),
+// mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its 4 tiles into
+// shared memory as bf16 terms (see below): plain formats 16 bytes a thread at a time, all loads
+// issued first; codec formats staged, then one slot per thread through the codec functions
+// (paged_page_decode.cuh's decode_slot). Each warp computes S = Q K^T (16 x 64),
 // masks it (causal, window), runs the online softmax in fp32 registers and accumulates O += P V
 // (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
 // and paged_attention() merges the splits with the same combine kernel.
@@ -35,7 +36,6 @@ namespace kvgate::kernels::cuda {
 
 namespace {
 
-using page_decode::decode_page;
 using page_decode::elementwise_family;
 using page_decode::kThreads;
 using page_decode::kTile;
