@@ -9,7 +9,7 @@ namespace kvgate::decoder {
 std::string kernel_switches_help() {
   return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
          "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
-         "(a multiple of 32)";
+         "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\"";
 }
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
@@ -24,6 +24,12 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
     if (key == "gemm") {
       if (!v.is_string() || (v != "bf16" && v != "fp32")) throw bad(key, v, "use \"bf16\" or \"fp32\"");
       k.gemm = v.get<std::string>();
+    } else if (key == "prefill") {
+      if (!v.is_string() || (v != "tensor_core" && v != "bf16x3" && v != "generic"))
+        throw bad(key, v,
+                  "use \"tensor_core\" (the default: tensor cores, operands split into bf16 terms to fp32 precision), "
+                  "\"bf16x3\" (tensor cores, 2^-16 per product: faster, less exact) or \"generic\" (the fp32 CUDA-core kernel)");
+      k.prefill = v.get<std::string>();
     } else if (key == "attention_splits") {
       if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 128) throw bad(key, v, "an integer 1..128");
       k.attention_splits = v.get<int>();

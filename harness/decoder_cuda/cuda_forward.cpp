@@ -268,7 +268,7 @@ void CudaForward::layer(int l, int n) {
                        .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_, .scale = scale,
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,
-                       .emulation = o_.emulation},
+                       .emulation = o_.emulation, .prefill = o_.prefill},
                       stream_);
   if (bf16) kc::to_bf16(attn_, static_cast<std::int64_t>(n) * qw, xb_, stream_);
   gemm_->run(t, bf16 ? static_cast<const void*>(xb_) : attn_, L.o, L.o_bias, tmp_, n, qw, h, stream_);

@@ -56,6 +56,7 @@ struct CudaForwardOptions {
   double kv_pool_gib = 0;  // KV pool size (0: 60% of the free device memory, at most what max_seqs x max_context needs)
   int splits = 0;          // attention splits (0: chosen per call; with emulation: emulation.splits)
   kernels::AttentionEmulation emulation{};  // engine-kernel emulation of the attention (off: exact)
+  kernels::cuda::PrefillKernel prefill = kernels::cuda::PrefillKernel::kTensorCore;  // kernel switch "prefill"
 };
 
 class CudaForward {

@@ -6,10 +6,13 @@
 //               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
-//   prefill     tokens/s of one sequence's prefill at `--prefill N` tokens (chunks of 512)
+//   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens (chunks of 512) per
+//               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
+//               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
 //
 // cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
 //                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N]
+//                   [--prefill-formats a,b,...] [--prefill-kernels tensor_core,bf16x3,generic]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -167,7 +170,9 @@ int main(int argc, char** argv) try {
   std::vector<int> contexts = {8192, 32768, 131072};
   std::vector<std::string> decode_formats = {"bf16", "fp8_e4m3", "int4_per_token_head"};
   bool model = true;
-  int prefill = 32768, decode_ctx = 4096, reps = 20;
+  std::vector<int> prefills = {32768};
+  std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
+  int decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -180,7 +185,17 @@ int main(int argc, char** argv) try {
       contexts.clear();
       for (const auto& c : split(next())) contexts.push_back(std::stoi(c));
     } else if (a == "--no-model") model = false;
-    else if (a == "--prefill") prefill = std::stoi(next());
+    else if (a == "--prefill") {
+      prefills.clear();
+      for (const auto& c : split(next()))
+        if (std::stoi(c) > 0) prefills.push_back(std::stoi(c));
+    } else if (a == "--prefill-formats") prefill_formats = split(next());
+    else if (a == "--prefill-kernels") {
+      prefill_kernels = split(next());
+      for (const auto& k : prefill_kernels)
+        if (k != "tensor_core" && k != "bf16x3" && k != "generic")
+          throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3 or generic, not " + k);
+    }
     else if (a == "--decode-context") decode_ctx = std::stoi(next());
     else if (a == "--reps") reps = std::stoi(next());
     else throw kvgate::Error("unknown option " + a);
@@ -245,8 +260,14 @@ int main(int argc, char** argv) try {
                     batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3));
         std::fflush(stdout);
       }
-    if (prefill > 0) {
-      CudaForward fw(cfg, w, {.kv = {"bf16", nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill});
+    if (!prefills.empty()) std::printf("\nprefill of one sequence, chunks of 512 rows\n%-22s %-12s %8s %10s %10s\n", "kv", "attention", "tokens", "seconds", "tokens/s");
+    for (const int prefill : prefills)
+      for (const std::string& f : prefill_formats)
+        for (const std::string& kernel : prefill_kernels) {
+      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill,
+                              .prefill = kernel == "generic"  ? kc::PrefillKernel::kGeneric
+                                         : kernel == "bf16x3" ? kc::PrefillKernel::kBf16x3
+                                                              : kc::PrefillKernel::kTensorCore});
       std::vector<int> toks(512), seqs(512, 0), pos(512);
       kvgate::Rng rng(5);
       Timer t;
@@ -263,9 +284,9 @@ int main(int argc, char** argv) try {
           fw.forward(toks, seqs, pos, n - 1);
         }
       });
-      std::printf("\nprefill of %d tokens (bf16 KV, chunks of 512): %.2f s, %.0f tokens/s\n", prefill, ms * 1e-3,
-                  prefill / (ms * 1e-3));
-    }
+      std::printf("%-22s %-12s %8d %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, ms * 1e-3, prefill / (ms * 1e-3));
+      std::fflush(stdout);
+        }
   }
   return 0;
 } catch (const std::exception& e) {
