@@ -1,7 +1,8 @@
 // The CUDA engine (harness/decoder_cuda) against the CPU golden path (Session, generate,
 // score_continuation) on make-model checkpoints: the same greedy tokens, logits to 1e-2 relative
 // with bf16 GEMMs (1e-4 with fp32 GEMMs), for several architectures and every slot KV format;
-// concurrent calls decoded together give each caller its own sequence. Needs a GPU (label gpu).
+// concurrent calls decoded together give each caller its own sequence; decode steps replayed as
+// CUDA graphs give what launching every kernel gives. Needs a GPU (label gpu).
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -14,6 +15,7 @@
 #include "decoder/generate.h"
 #include "decoder/kernel_switches.h"
 #include "decoder/score.h"
+#include "decoder_cuda/cuda_forward.h"
 #include "decoder_fixtures.h"
 
 using namespace kvgate::decoder;
@@ -224,4 +226,154 @@ TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the s
       CHECK(c.worst_logit_error <= 1e-2);
       CHECK(c.same_tokens);
     }
+}
+
+namespace {
+
+// A sequence of the step-by-step run below: its tokens so far and whether it still decodes.
+struct Seq {
+  int slot;
+  std::vector<int> tokens;
+};
+
+// Prefills, then decodes sequences whose number grows and shrinks (one finishes, one joins, two
+// finish) on one CudaForward; per decode step the logits of every row and its greedy id.
+struct StepLog {
+  std::vector<std::vector<float>> logits;  // one entry per step: [rows][vocab]
+  std::vector<std::vector<int>> ids;
+};
+
+StepLog run_steps(const std::shared_ptr<const Model>& model, const std::shared_ptr<const CudaWeights>& w, bool graphs,
+                  CudaForward::GraphStats& stats) {
+  const ModelConfig& c = model->config();
+  CudaForward fw(c, w, {.max_rows = 256, .max_seqs = 4, .max_context = 512, .cuda_graphs = graphs});
+  StepLog log;
+  std::vector<Seq> live;
+  auto prefill = [&](int slot, int n, std::uint64_t seed) {
+    Seq s{slot, random_prompt(n, c.vocab_size, seed)};
+    std::vector<int> seqs(n, slot), pos(n);
+    for (int i = 0; i < n; ++i) pos[i] = i;
+    fw.forward(s.tokens, seqs, pos, n - 1);
+    int id = -1;
+    fw.argmax(1, &id);
+    s.tokens.push_back(id);
+    live.push_back(std::move(s));
+  };
+  auto step = [&] {
+    const int b = static_cast<int>(live.size());
+    std::vector<int> tokens(b), seqs(b), pos(b), ids(b);
+    for (int i = 0; i < b; ++i) {
+      tokens[i] = live[i].tokens.back();
+      seqs[i] = live[i].slot;
+      pos[i] = static_cast<int>(live[i].tokens.size()) - 1;
+    }
+    fw.forward(tokens, seqs, pos, 0, /*greedy=*/true);
+    fw.ids_to_host(b, ids.data());
+    std::vector<float> l(static_cast<std::size_t>(b) * c.vocab_size);
+    fw.logits_to_host(b, l.data());
+    for (int i = 0; i < b; ++i) live[i].tokens.push_back(ids[i]);
+    log.logits.push_back(std::move(l));
+    log.ids.push_back(std::move(ids));
+  };
+  auto finish = [&](int index) {
+    fw.cache().release(live[index].slot);
+    live.erase(live.begin() + index);
+  };
+  // 3 sequences (one crosses 64 and 128 tokens: new context buckets), each shape for several steps.
+  prefill(0, 50, 1);
+  prefill(1, 120, 2);
+  prefill(2, 7, 3);
+  for (int i = 0; i < 20; ++i) step();
+  finish(1);  // batch 3 -> 2
+  for (int i = 0; i < 6; ++i) step();
+  prefill(1, 30, 4);  // a new trial in the freed slot: batch 3 again
+  prefill(3, 64, 5);  // and a fourth
+  for (int i = 0; i < 6; ++i) step();
+  finish(0);
+  finish(1);  // batch 4 -> 2
+  for (int i = 0; i < 5; ++i) step();
+  finish(0);  // batch 1
+  for (int i = 0; i < 5; ++i) step();
+  stats = fw.graph_stats();
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA graphs: replayed decode steps give the tokens and logits of launched kernels", "[cuda]") {
+  kvtest::TempDir tmp;
+  for (const std::string arch : {"qwen3", "qwen2"}) {  // q/k norm; biases in the fused QKV GEMM
+    auto model = kvtest::make_and_load(tmp, arch, small(arch));
+    for (const auto gemm : {kvgate::kernels::cuda::GemmType::kBf16, kvgate::kernels::cuda::GemmType::kF32}) {
+      auto w = CudaWeights::upload(*model, gemm);
+      CudaForward::GraphStats off_stats, on_stats;
+      const StepLog off = run_steps(model, w, false, off_stats);
+      const StepLog on = run_steps(model, w, true, on_stats);
+      INFO(arch << " gemm=" << kvgate::kernels::cuda::gemm_type_name(gemm));
+      CHECK(off_stats.captured == 0);
+      CHECK(off_stats.replayed == 0);
+      // Shapes (rows, context bucket): 3 rows x 3 buckets, 2, 3, 4, 2, 1 rows; each captured on its
+      // second step, replayed from then on.
+      CHECK(on_stats.captured >= 6);
+      CHECK(on_stats.replayed >= 30);
+      REQUIRE(on.ids.size() == off.ids.size());
+      double worst = 0;
+      bool identical = true;
+      for (std::size_t i = 0; i < on.ids.size(); ++i) {
+        CHECK(on.ids[i] == off.ids[i]);
+        worst = std::max(worst, rel_error(on.logits[i], off.logits[i]));
+        identical = identical && on.logits[i] == off.logits[i];
+      }
+      INFO("worst relative logit difference " << worst << (identical ? " (bit-identical)" : ""));
+      CHECK(worst <= 1e-6);
+    }
+  }
+}
+
+TEST_CASE("CUDA graphs: batched callers joining and finishing get the same tokens with graphs on and off", "[cuda]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  std::vector<std::vector<int>> prompts;
+  std::vector<GenerateOptions> opts;
+  for (int i = 0; i < 7; ++i) {
+    prompts.push_back(random_prompt(10 + 23 * i, vocab, 300 + i));
+    GenerateOptions g;
+    g.max_tokens = 6 + 5 * i;  // finish at different steps: the batch shrinks, waiting callers join
+    if (i == 3) {
+      g.sampler = {.temperature = 0.7, .top_k = 20};
+      g.seed = 77;
+    }
+    opts.push_back(g);
+  }
+  std::vector<std::vector<int>> tokens[2];
+  for (int graphs = 0; graphs < 2; ++graphs) {
+    EngineOptions o;
+    o.device = "cuda";
+    o.max_batch = 3;
+    o.kernel_switches = {{"gemm", "fp32"}, {"cuda_graphs", graphs == 1}};
+    auto engine = make_cuda_engine(model, o);
+    CHECK(engine->describe()["cuda_graphs"] == (graphs == 1));
+    std::vector<std::future<Generation>> futures;
+    for (int i = 0; i < 7; ++i)
+      futures.push_back(std::async(std::launch::async, [&, i] { return engine->generate(prompts[i], opts[i]); }));
+    for (auto& f : futures) tokens[graphs].push_back(f.get().tokens);
+  }
+  for (int i = 0; i < 7; ++i) {
+    Session session(model, {.max_chunk = 64});
+    const Generation cpu = generate(session, prompts[i], opts[i]);
+    INFO("caller " << i);
+    CHECK(tokens[1][i] == tokens[0][i]);
+    CHECK(tokens[1][i] == cpu.tokens);
+  }
+  // The switch is validated: a non-boolean is an Error naming it.
+  EngineOptions bad;
+  bad.device = "cuda";
+  bad.kernel_switches = {{"cuda_graphs", "no"}};
+  try {
+    make_cuda_engine(model, bad);
+    FAIL("a non-boolean cuda_graphs was accepted");
+  } catch (const kvgate::Error& e) {
+    CHECK_THAT(std::string(e.what()), contains("cuda_graphs"));
+  }
 }

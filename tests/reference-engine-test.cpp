@@ -10,6 +10,7 @@
 #include "cuda_info.h"
 #include "decoder/device.h"
 #include "decoder/engine.h"
+#include "decoder/kernel_switches.h"
 #include "decoder/model_text.h"
 #include "decoder_fixtures.h"
 
@@ -86,6 +87,10 @@ TEST_CASE("cpu engine: describe() records the resolved KV format; bad options ar
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"gemm", "fp32"}}}), kvgate::Error);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"attention_splits", 2}}}), kvgate::Error);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", "yes"}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"cuda_graphs", false}}}), kvgate::Error);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"cuda_graphs", 1}}), kvgate::Error);
+  CHECK(resolve_kernel_switches({{"cuda_graphs", false}}).cuda_graphs == false);
+  CHECK(resolve_kernel_switches(json::object()).cuda_graphs == true);
   CHECK(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", true}}})->describe()["kernel_switches"]["q_fp8"] == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .max_batch = 0}), kvgate::Error);
 }
