@@ -3,6 +3,7 @@
 // choices); only reduction order and expf's last bit may differ.
 #include <cublas_v2.h>
 
+#include <climits>
 #include <string>
 
 #include "cuda_check.cuh"
@@ -215,6 +216,59 @@ __global__ void argmax_kernel(const float* __restrict__ logits, int n, int* ids)
   if (threadIdx.x == 0) ids[blockIdx.x] = si[0] < 0 ? 0 : si[0];
 }
 
+// (value, index) pairs: the larger value, on equal values the lower index; NaN values never win
+// (v > bv and v == bv are false), index INT_MAX marks "none yet".
+__device__ void argmax_take(float& bv, int& bi, float v, int i) {
+  if (v > bv || (v == bv && i < bi)) {
+    bv = v;
+    bi = i;
+  }
+}
+
+// Reduces the block's pairs (blockDim.x a multiple of 32, at most 1024); thread 0 gets the result.
+__device__ void argmax_block(float& bv, int& bi) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    const float v = __shfl_down_sync(0xffffffffu, bv, o);
+    const int i = __shfl_down_sync(0xffffffffu, bi, o);
+    argmax_take(bv, bi, v, i);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    sv[threadIdx.x >> 5] = bv;
+    si[threadIdx.x >> 5] = bi;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) argmax_take(bv, bi, sv[w], si[w]);
+}
+
+__global__ void argmax_chunk_kernel(const float* __restrict__ logits, int n, float* __restrict__ wv, int* __restrict__ wi) {
+  const float* row = logits + static_cast<std::int64_t>(blockIdx.y) * n;
+  const int per = (n + gridDim.x - 1) / gridDim.x, lo = blockIdx.x * per, hi = min(n, lo + per);
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) argmax_take(bv, bi, row[i], i);
+  argmax_block(bv, bi);
+  if (threadIdx.x == 0) {
+    wv[blockIdx.y * gridDim.x + blockIdx.x] = bv;
+    wi[blockIdx.y * gridDim.x + blockIdx.x] = bi;
+  }
+}
+
+__global__ void argmax_merge_kernel(const float* __restrict__ logits, int n, const float* __restrict__ wv,
+                                    const int* __restrict__ wi, int* __restrict__ ids) {
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  for (int c = threadIdx.x; c < kArgmaxChunks; c += blockDim.x)
+    argmax_take(bv, bi, wv[blockIdx.x * kArgmaxChunks + c], wi[blockIdx.x * kArgmaxChunks + c]);
+  argmax_block(bv, bi);
+  if (threadIdx.x == 0) {
+    const float first = logits[static_cast<std::int64_t>(blockIdx.x) * n];
+    ids[blockIdx.x] = (first != first || bi == INT_MAX) ? 0 : bi;  // sample_ref keeps 0 when logits[0] is NaN
+  }
+}
+
 __global__ void fill_random_kernel(void* p, std::int64_t n, bool bf16, std::uint64_t seed, float scale, float offset) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -300,6 +354,16 @@ void rope(float* x, int rows, int heads, int head_dim, const int* positions, con
 void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s) {
   if (rows <= 0) return;
   argmax_kernel<<<rows, kThreads, 0, s>>>(logits, n, ids);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+void argmax_rows_chunked(const float* logits, int rows, int n, int* ids, void* workspace, cudaStream_t s) {
+  if (rows <= 0) return;
+  auto* wv = static_cast<float*>(workspace);
+  auto* wi = reinterpret_cast<int*>(wv + static_cast<std::size_t>(rows) * kArgmaxChunks);
+  argmax_chunk_kernel<<<dim3(kArgmaxChunks, rows), kThreads, 0, s>>>(logits, n, wv, wi);
+  KV_CUDA_CHECK_LAUNCH();
+  argmax_merge_kernel<<<rows, kArgmaxChunks, 0, s>>>(logits, n, wv, wi, ids);
   KV_CUDA_CHECK_LAUNCH();
 }
 

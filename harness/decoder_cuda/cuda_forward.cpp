@@ -196,6 +196,7 @@ CudaForward::CudaForward(const ModelConfig& config, std::shared_ptr<const CudaWe
   KV_CUDA_CHECK(cudaMallocHost(&host_inputs_, 6 * R * sizeof(int)));
   KV_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_copied_, cudaEventDisableTiming));
   ids_ = device_alloc<int>(owned_, R);
+  argmax_ws_ = device_alloc<char>(owned_, kc::argmax_workspace_bytes(static_cast<int>(R)));
   // Splits: blocks x splits <= 4 * 132 + blocks (attention_splits), or the fixed count asked for.
   const std::size_t blocks = R * c.num_kv_heads;
   const std::size_t entries = o_.splits > 0 ? blocks * o_.splits : 4 * 132 + blocks;
@@ -332,7 +333,7 @@ void CudaForward::launch_all(int n, int first_logit, bool greedy) {
                 bf16 ? xb_ : nullptr, stream_);
     gemm_->run(w_->type, bf16 ? static_cast<const void*>(xb_) : xn_, w_->lm_head, nullptr, logits_, m, c.hidden_size,
                c.vocab_size, stream_);
-    if (greedy) kc::argmax_rows(logits_, m, c.vocab_size, ids_, stream_);
+    if (greedy) kc::argmax_rows_chunked(logits_, m, c.vocab_size, ids_, argmax_ws_, stream_);
   }
 }
 
@@ -390,7 +391,7 @@ void CudaForward::logits_to_host(int rows, float* host) {
 }
 
 void CudaForward::argmax(int rows, int* host_ids) {
-  kc::argmax_rows(logits_, rows, config_.vocab_size, ids_, stream_);
+  kc::argmax_rows_chunked(logits_, rows, config_.vocab_size, ids_, argmax_ws_, stream_);
   KV_CUDA_CHECK(cudaMemcpyAsync(host_ids, ids_, rows * sizeof(int), cudaMemcpyDeviceToHost, stream_));
   KV_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }

@@ -130,6 +130,7 @@ class CudaForward {
   kernels::cuda::bf16_t* xb_;
   int *inputs_, *tokens_, *seqs_, *pos_, *ids_;  // tokens_/seqs_/pos_/tiles_ live in inputs_ (one copy a step)
   kernels::cuda::AttentionTile* tiles_;
+  void* argmax_ws_ = nullptr;
   int* host_inputs_ = nullptr;          // pinned staging of inputs_
   cudaEvent_t inputs_copied_ = nullptr;  // the staging buffer may be rewritten once this completed
   int num_tiles_ = 0, max_tile_rows_ = 0, max_ctx_ = 0, splits_ = 1;

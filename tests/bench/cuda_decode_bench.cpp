@@ -100,7 +100,9 @@ struct AttnResult {
 };
 
 // Decode attention over `total` cached tokens split into sequences of `ctx`.
-AttnResult bench_attention(const std::string& format, int ctx, int total, int reps) {
+// split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
+AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0) {
+  if (split_ctx <= 0) split_ctx = ctx;
   const int heads = 32, kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
   const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
   kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
@@ -141,10 +143,10 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
   dq.upload(qpos.data());
   kk::DeviceBuffer<float> q(static_cast<std::size_t>(batch) * heads * d), out(q.size());
   kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
-  const int splits = kc::attention_splits(batch, kv_heads, ctx, 64);
+  const int splits = kc::attention_splits(batch, kv_heads, split_ctx, 64);
   kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(batch, kv_heads, splits, d));
   const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = batch,
-                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = ctx,
+                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = split_ctx,
                                  .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
                                  .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
                                  .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get()};
@@ -211,7 +213,10 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
        [&](int l) { gemm.run(w.type, xb.get(), w.layers[l].down, nullptr, x.get(), n, inter, h, s, true); });
   time("lm head GEMM", double(vocab) * h * e,
        [&](int) { gemm.run(w.type, xb.get(), w.lm_head, nullptr, logits.get(), n, h, vocab, s); });
-  time("argmax over the vocabulary", 0, [&](int) { kc::argmax_rows(logits.get(), n, vocab, ids.get(), s); });
+  kk::DeviceBuffer<char> argmax_ws(kc::argmax_workspace_bytes(n));
+  time("argmax, one block a row", 0, [&](int) { kc::argmax_rows(logits.get(), n, vocab, ids.get(), s); });
+  time("argmax, 64 chunks then merge", 0,
+       [&](int) { kc::argmax_rows_chunked(logits.get(), n, vocab, ids.get(), argmax_ws.get(), s); });
   time("rmsnorm (hidden, to bf16)", 0,
        [&](int l) { kc::rmsnorm(x.get(), w.layers[l].input_norm, n, h, 1e-6f, nullptr, xb.get(), s); });
   time("qkv_split (q/k norm, RoPE)", 0, [&](int l) {
@@ -224,6 +229,12 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
   time("to_bf16 (attention out)", 0, [&](int) { kc::to_bf16(q.get(), static_cast<std::int64_t>(n) * qw, xb.get(), s); });
   KV_CUDA_CHECK(cudaStreamSynchronize(s));
   KV_CUDA_CHECK(cudaStreamDestroy(s));
+  // One layer's decode attention (bf16 cache, 2048 tokens a sequence), its split count sized for
+  // the forward's bucket (4096) and for the exact context.
+  for (const int split_ctx : {4096, 2049}) {
+    const AttnResult a = bench_attention("bf16", 2048, 2048 * batch, reps, split_ctx);
+    rows.push_back({"attention bf16 2K, splits@" + std::to_string(split_ctx), a.ms * 1e3, 0});
+  }
   std::printf("\nprofile, batch %d: each piece alone, 36 launches back to back (per launch; GEMMs: weight bytes / time)\n", batch);
   std::printf("%-30s %10s %10s %8s\n", "piece", "us", "TB/s", "of_copy");
   for (const auto& r : rows) {
