@@ -12,7 +12,8 @@
 //                                      kernel (default: operands split into bf16 terms to fp32
 //                                      precision, fp32 accumulation), on it with bf16x3 operands
 //                                      (2^-16 per product), or on the generic CUDA-core kernel
-
+//   "cuda_graphs": bool                CUDA only: replay each decode step as a CUDA graph (default
+//                                      true; false launches every kernel each step, same numbers)
 #pragma once
 #include <string>
 
@@ -27,6 +28,8 @@ struct KernelSwitches {
   std::string prefill;            // "" = the engine's default (tensor_core), or "tensor_core" / "bf16x3" / "generic"
   int attention_splits = 0;       // 0 = not set
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
+  bool cuda_graphs = true;
+  bool has_cuda_graphs = false;   // the switch was given
 };
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& switches);

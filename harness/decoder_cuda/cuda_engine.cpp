@@ -5,8 +5,9 @@
 // temperature through kernels::sample_ref on the row's logits, the CPU path's sampler and Rng
 // stream), and finishes sequences on stop tokens, stop strings or the token budget exactly as
 // generate.cpp does. Kernel switches (decoder/kernel_switches.h): "gemm" (the GEMM operand dtype;
-// bf16 default), "attention_splits", "prefill" (tensor_core default, or the generic kernel), and the attention emulation (q_fp8, pv_fp8, pv_accum, ...),
-// which runs the generic attention kernel's emulating instantiation; anything else is an Error.
+// bf16 default), "attention_splits", "prefill" (tensor_core default, bf16x3, or the generic kernel),
+// "cuda_graphs" (decode steps replayed as CUDA graphs; default true), and the attention emulation (q_fp8, pv_fp8, pv_accum, ...), which runs the generic
+// attention kernel's emulating instantiation; anything else is an Error.
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -62,7 +63,8 @@ class CudaEngine final : public Engine {
                                                                 .max_seqs = options_.max_batch,
                                                                 .splits = k.attention_splits,
                                                                 .emulation = k.attention,
-                                                                .prefill = prefill_});
+                                                                .prefill = prefill_,
+                                                                .cuda_graphs = k.cuda_graphs});
     for (int s = options_.max_batch - 1; s >= 0; --s) free_slots_.push_back(s);
     worker_ = std::thread([this] { run(); });
   }
@@ -110,6 +112,8 @@ class CudaEngine final : public Engine {
             {"kv", forward_->cache().spec().record()},
             {"kernel_switches", options_.kernel_switches},
             {"gemm", kc::gemm_type_name(weights_->type)},
+            {"cuda_graphs", forward_->options().cuda_graphs},
+            {"fused_gemms", "qkv, gate_up"},
             {"attention", attention_.active()
                               ? "paged split-K attention emulating an engine kernel (kernel_switches), generic kernel"
                               : std::string("paged split-K decode, fp32 softmax and accumulation, K/V dequantized in registers or "
@@ -280,11 +284,11 @@ class CudaEngine final : public Engine {
       seqs[i] = active_[i]->slot;
       pos[i] = active_[i]->pos;
     }
-    forward_->forward(tokens, seqs, pos, 0);
+    forward_->forward(tokens, seqs, pos, 0, /*greedy=*/true);  // the argmax is part of the step (its graph)
     bool any_sampled = false;
     for (auto& r : active_) any_sampled |= r->gen.sampler.temperature > 0.0;
     std::vector<int> greedy(b);
-    forward_->argmax(b, greedy.data());
+    forward_->ids_to_host(b, greedy.data());
     const int vocab = model_->config().vocab_size;
     if (any_sampled) {
       host_logits_.resize(static_cast<std::size_t>(b) * vocab);
