@@ -8,6 +8,7 @@
 #if defined(KVGATE_HAVE_CUDA)
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace kvgate::kernels::cuda {
@@ -34,6 +35,37 @@ void rope(float* x, int rows, int heads, int head_dim, const int* positions, con
           float attention_scaling, cudaStream_t s);
 // Greedy: ids[r] = argmax of logits[r][0..n) (ties: lowest id).
 void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s);
+// The same over a large vocabulary in two passes: kArgmaxChunks blocks per row, then one block
+// merges them in chunk order (one block per row takes ~110 us for 152K logits on an H200). Same
+// result as sample_ref: the first maximum, NaNs skipped, index 0 when logits[r][0] is NaN.
+// `workspace`: argmax_workspace_bytes(rows) bytes of device memory.
+constexpr int kArgmaxChunks = 64;
+inline std::size_t argmax_workspace_bytes(int rows) { return static_cast<std::size_t>(rows) * kArgmaxChunks * 8; }
+void argmax_rows_chunked(const float* logits, int rows, int n, int* ids, void* workspace, cudaStream_t s);
+
+// After the fused QKV GEMM: qkv [rows][q_heads*d | kv_heads*d | kv_heads*d] (the concatenated
+// projections' output) plus the concatenated bias, then Qwen3's q/k norm (when q_norm is set) and
+// RoPE, into contiguous q [rows][q_heads*d], k and v [rows][kv_heads*d]. The same arithmetic as
+// add_bias, rmsnorm (same threads and reduction order) and rope on the separate outputs.
+struct QkvSplitArgs {
+  const float* qkv = nullptr;
+  const float* bias = nullptr;  // [(q_heads + 2 kv_heads) * d] or null
+  const float* q_norm = nullptr;  // [d] or null (then k_norm too)
+  const float* k_norm = nullptr;
+  float eps = 1e-6f;
+  const int* positions = nullptr;  // device [rows]
+  const float* inv_freq = nullptr;
+  float attention_scaling = 1.0f;
+  int rows = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+};
+void qkv_split(const QkvSplitArgs& a, cudaStream_t s);
+// After the fused gate+up GEMM: gate_up [rows][2 inter] (gate then up) plus their biases (either
+// may be null), swiglu into [rows][inter] fp32 and/or bf16; the same arithmetic as swiglu.
+void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,
+                  bf16_t* out_bf16, cudaStream_t s);
 
 // The GEMM operand dtype: bf16 (tensor cores, fp32 accumulation; the default) or fp32 (plain fp32
 // arithmetic, no TF32: a parity mode that matches the CPU path to rounding).
@@ -45,7 +77,9 @@ const char* gemm_type_name(GemmType t);
 void fill_random(void* p, std::int64_t n, GemmType type, std::uint64_t seed, float scale, float offset, cudaStream_t s);
 
 // cuBLAS: y[rows][cols] (fp32) = x[rows][k] * w[cols][k]^T (+ bias[cols]), x and w both of `type`,
-// fp32 accumulation (CUBLAS_COMPUTE_32F).
+// fp32 accumulation (CUBLAS_COMPUTE_32F). accumulate: y += x * w^T instead (cuBLAS's beta = 1: the
+// residual add in the GEMM's epilogue; no bias then). The handle owns a fixed workspace, so a run
+// can be captured into a CUDA graph (no allocation during capture).
 class Gemm {
  public:
   Gemm();
@@ -53,10 +87,13 @@ class Gemm {
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
   void run(GemmType type, const void* x, const void* w, const float* bias, float* y, int rows, int k, int cols,
-           cudaStream_t s);
+           cudaStream_t s, bool accumulate = false);
 
  private:
   void* handle_ = nullptr;  // cublasHandle_t
+  void* workspace_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  bool stream_set_ = false;
 };
 
 }  // namespace kvgate::kernels::cuda

@@ -3,6 +3,7 @@
 // choices); only reduction order and expf's last bit may differ.
 #include <cublas_v2.h>
 
+#include <climits>
 #include <string>
 
 #include "cuda_check.cuh"
@@ -14,6 +15,7 @@ namespace kvgate::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kMaxQkvHeadDim = 256;
 
 unsigned blocks_for(std::int64_t n) {
   const std::int64_t b = (n + kThreads - 1) / kThreads;
@@ -61,13 +63,11 @@ __global__ void to_bf16_kernel(const float* __restrict__ x, std::int64_t n, bf16
     out[i] = f32_to_bf16(x[i]);
 }
 
-// One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory.
-__global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
-                               bf16_t* out_bf16) {
+// 1 / rms of a row: the thread's strided fp64 sum of squares `ss` reduced over the block (warp
+// shuffles, then the warps in order), the twin's fp32 variance and fp64 square root. Every thread
+// of the block calls it.
+__device__ float block_inv_rms(double ss, int dim, float eps) {
   __shared__ double partial[32];
-  const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
-  double ss = 0.0;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
   for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
   if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
   __syncthreads();
@@ -78,7 +78,18 @@ __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight,
   }
   __syncthreads();
   const float variance = static_cast<float>(partial[0] / dim);
-  const float inv = static_cast<float>(1.0 / sqrt(static_cast<double>(variance + eps)));
+  return static_cast<float>(1.0 / sqrt(static_cast<double>(variance + eps)));
+}
+
+int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
+
+// One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory.
+__global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
+                               bf16_t* out_bf16) {
+  const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
+  double ss = 0.0;
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
+  const float inv = block_inv_rms(ss, dim, eps);
   float* o = out ? out + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
   bf16_t* ob = out_bf16 ? out_bf16 + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
   for (int i = threadIdx.x; i < dim; i += blockDim.x) {
@@ -103,6 +114,74 @@ __global__ void rope_kernel(float* x, int heads, int head_dim, const int* __rest
       v[i] = __fsub_rn(__fmul_rn(x1, c), __fmul_rn(x2, sn));  // no FMA contraction: the twin's rounding
       v[i + half] = __fadd_rn(__fmul_rn(x2, c), __fmul_rn(x1, sn));
     }
+  }
+}
+
+// rope_kernel's rotation of one pair (cos/sin of the fp32 angle in fp64, no FMA contraction).
+__device__ void rope_pair(float& x1, float& x2, float inv_freq, float pos, float attention_scaling) {
+  const float angle = __fmul_rn(inv_freq, pos);
+  const float c = __fmul_rn(static_cast<float>(cos(static_cast<double>(angle))), attention_scaling);
+  const float sn = __fmul_rn(static_cast<float>(sin(static_cast<double>(angle))), attention_scaling);
+  const float a = x1, b = x2;
+  x1 = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, sn));
+  x2 = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, sn));
+}
+
+// Block (head, row) of the fused QKV output: bias, q/k norm, RoPE; V heads are copied (+ bias).
+// norm_threads(head_dim) threads, as rmsnorm_kernel on one head, so the reduction order is its.
+__global__ void qkv_split_kernel(QkvSplitArgs a) {
+  __shared__ float buf[kMaxQkvHeadDim];
+  const int d = a.head_dim, hid = blockIdx.x, r = blockIdx.y;
+  const int width = (a.q_heads + 2 * a.kv_heads) * d, off = hid * d;
+  const float* src = a.qkv + static_cast<std::int64_t>(r) * width + off;
+  const float* bias = a.bias ? a.bias + off : nullptr;
+  float* out;
+  const float* norm = nullptr;
+  if (hid < a.q_heads) {
+    out = a.q + (static_cast<std::int64_t>(r) * a.q_heads + hid) * d;
+    norm = a.q_norm;
+  } else if (hid < a.q_heads + a.kv_heads) {
+    out = a.k + (static_cast<std::int64_t>(r) * a.kv_heads + (hid - a.q_heads)) * d;
+    norm = a.k_norm;
+  } else {  // V: bias only (block-uniform branch)
+    out = a.v + (static_cast<std::int64_t>(r) * a.kv_heads + (hid - a.q_heads - a.kv_heads)) * d;
+    for (int i = threadIdx.x; i < d; i += blockDim.x) out[i] = bias ? src[i] + bias[i] : src[i];
+    return;
+  }
+  double ss = 0.0;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) {
+    const float x = bias ? src[i] + bias[i] : src[i];
+    buf[i] = x;
+    ss += static_cast<double>(x) * x;
+  }
+  if (norm) {
+    const float inv = block_inv_rms(ss, d, a.eps);  // synchronizes the block
+    for (int i = threadIdx.x; i < d; i += blockDim.x) buf[i] = norm[i] * (buf[i] * inv);
+  }
+  __syncthreads();
+  const int half = d / 2;
+  const float pos = static_cast<float>(a.positions[r]);
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    float x1 = buf[i], x2 = buf[i + half];
+    rope_pair(x1, x2, a.inv_freq[i], pos, a.attention_scaling);
+    out[i] = x1;
+    out[i + half] = x2;
+  }
+}
+
+__global__ void swiglu_fused_kernel(const float* __restrict__ gu, int rows, int inter, const float* __restrict__ gate_bias,
+                                    const float* __restrict__ up_bias, float* __restrict__ out, bf16_t* __restrict__ out_bf16) {
+  const std::int64_t n = static_cast<std::int64_t>(rows) * inter;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i / inter, c = i % inter;
+    float g = gu[r * 2 * inter + c], u = gu[r * 2 * inter + inter + c];
+    if (gate_bias) g = g + gate_bias[c];
+    if (up_bias) u = u + up_bias[c];
+    const float silu = __fdiv_rn(g, __fadd_rn(1.0f, expf(-g)));
+    const float v = __fmul_rn(silu, u);
+    if (out_bf16) out_bf16[i] = f32_to_bf16(v);
+    if (out) out[i] = v;
   }
 }
 
@@ -135,6 +214,59 @@ __global__ void argmax_kernel(const float* __restrict__ logits, int n, int* ids)
   }
   // All-NaN row: the twin keeps index 0.
   if (threadIdx.x == 0) ids[blockIdx.x] = si[0] < 0 ? 0 : si[0];
+}
+
+// (value, index) pairs: the larger value, on equal values the lower index; NaN values never win
+// (v > bv and v == bv are false), index INT_MAX marks "none yet".
+__device__ void argmax_take(float& bv, int& bi, float v, int i) {
+  if (v > bv || (v == bv && i < bi)) {
+    bv = v;
+    bi = i;
+  }
+}
+
+// Reduces the block's pairs (blockDim.x a multiple of 32, at most 1024); thread 0 gets the result.
+__device__ void argmax_block(float& bv, int& bi) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    const float v = __shfl_down_sync(0xffffffffu, bv, o);
+    const int i = __shfl_down_sync(0xffffffffu, bi, o);
+    argmax_take(bv, bi, v, i);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    sv[threadIdx.x >> 5] = bv;
+    si[threadIdx.x >> 5] = bi;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) argmax_take(bv, bi, sv[w], si[w]);
+}
+
+__global__ void argmax_chunk_kernel(const float* __restrict__ logits, int n, float* __restrict__ wv, int* __restrict__ wi) {
+  const float* row = logits + static_cast<std::int64_t>(blockIdx.y) * n;
+  const int per = (n + gridDim.x - 1) / gridDim.x, lo = blockIdx.x * per, hi = min(n, lo + per);
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  for (int i = lo + threadIdx.x; i < hi; i += blockDim.x) argmax_take(bv, bi, row[i], i);
+  argmax_block(bv, bi);
+  if (threadIdx.x == 0) {
+    wv[blockIdx.y * gridDim.x + blockIdx.x] = bv;
+    wi[blockIdx.y * gridDim.x + blockIdx.x] = bi;
+  }
+}
+
+__global__ void argmax_merge_kernel(const float* __restrict__ logits, int n, const float* __restrict__ wv,
+                                    const int* __restrict__ wi, int* __restrict__ ids) {
+  float bv = -INFINITY;
+  int bi = INT_MAX;
+  for (int c = threadIdx.x; c < kArgmaxChunks; c += blockDim.x)
+    argmax_take(bv, bi, wv[blockIdx.x * kArgmaxChunks + c], wi[blockIdx.x * kArgmaxChunks + c]);
+  argmax_block(bv, bi);
+  if (threadIdx.x == 0) {
+    const float first = logits[static_cast<std::int64_t>(blockIdx.x) * n];
+    ids[blockIdx.x] = (first != first || bi == INT_MAX) ? 0 : bi;  // sample_ref keeps 0 when logits[0] is NaN
+  }
 }
 
 __global__ void fill_random_kernel(void* p, std::int64_t n, bool bf16, std::uint64_t seed, float scale, float offset) {
@@ -192,8 +324,23 @@ void to_bf16(const float* x, std::int64_t n, bf16_t* out, cudaStream_t s) {
 void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, float* out_f32, bf16_t* out_bf16,
              cudaStream_t s) {
   if (rows <= 0) return;
-  const int threads = dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64));
-  rmsnorm_kernel<<<rows, threads, 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
+  rmsnorm_kernel<<<rows, norm_threads(dim), 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+void qkv_split(const QkvSplitArgs& a, cudaStream_t s) {
+  if (a.rows <= 0) return;
+  if (a.head_dim <= 0 || a.head_dim > kMaxQkvHeadDim || a.head_dim % 2 != 0 || (a.q_norm == nullptr) != (a.k_norm == nullptr))
+    throw Error("qkv_split: head_dim must be even and at most 256, q_norm and k_norm both set or both null", kExitInternal);
+  qkv_split_kernel<<<dim3(a.q_heads + 2 * a.kv_heads, a.rows), norm_threads(a.head_dim), 0, s>>>(a);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
+void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,
+                  bf16_t* out_bf16, cudaStream_t s) {
+  if (rows <= 0) return;
+  swiglu_fused_kernel<<<blocks_for(std::int64_t{rows} * inter), kThreads, 0, s>>>(gate_up, rows, inter, gate_bias, up_bias,
+                                                                                  out_f32, out_bf16);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -210,6 +357,16 @@ void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s)
   KV_CUDA_CHECK_LAUNCH();
 }
 
+void argmax_rows_chunked(const float* logits, int rows, int n, int* ids, void* workspace, cudaStream_t s) {
+  if (rows <= 0) return;
+  auto* wv = static_cast<float*>(workspace);
+  auto* wi = reinterpret_cast<int*>(wv + static_cast<std::size_t>(rows) * kArgmaxChunks);
+  argmax_chunk_kernel<<<dim3(kArgmaxChunks, rows), kThreads, 0, s>>>(logits, n, wv, wi);
+  KV_CUDA_CHECK_LAUNCH();
+  argmax_merge_kernel<<<rows, kArgmaxChunks, 0, s>>>(logits, n, wv, wi, ids);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
 #define KV_CUBLAS_CHECK(expr)                                                                           \
   do {                                                                                                  \
     cublasStatus_t st_ = (expr);                                                                        \
@@ -218,10 +375,14 @@ void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s)
                             ::kvgate::kExitInternal);                                                  \
   } while (0)
 
+// cuBLAS's recommended workspace on Hopper; set after every cublasSetStream (which resets it).
+constexpr std::size_t kGemmWorkspace = std::size_t{32} << 20;
+
 Gemm::Gemm() {
   cublasHandle_t h = nullptr;
   KV_CUBLAS_CHECK(cublasCreate(&h));
   handle_ = h;
+  KV_CUDA_CHECK(cudaMalloc(&workspace_, kGemmWorkspace));
   // bf16 inputs, fp32 compute: tensor cores with fp32 accumulation (CUBLAS_COMPUTE_32F), no
   // reduced-precision reduction.
   KV_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
@@ -229,19 +390,26 @@ Gemm::Gemm() {
 
 Gemm::~Gemm() {
   if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
+  cudaFree(workspace_);
 }
 
 const char* gemm_type_name(GemmType t) { return t == GemmType::kBf16 ? "bf16" : "fp32"; }
 
 void Gemm::run(GemmType type, const void* x, const void* w, const float* bias, float* y, int rows, int k, int cols,
-               cudaStream_t s) {
+               cudaStream_t s, bool accumulate) {
   if (rows <= 0) return;
+  if (accumulate && bias) throw Error("Gemm::run: accumulate with a bias (order of the adds)", kExitInternal);
   auto h = static_cast<cublasHandle_t>(handle_);
-  KV_CUBLAS_CHECK(cublasSetStream(h, s));
-  const float one = 1.0f, zero = 0.0f;
+  if (!stream_set_ || stream_ != s) {
+    KV_CUBLAS_CHECK(cublasSetStream(h, s));
+    KV_CUBLAS_CHECK(cublasSetWorkspace(h, workspace_, kGemmWorkspace));
+    stream_ = s;
+    stream_set_ = true;
+  }
+  const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   // Column-major view: y^T [cols x rows] = w [k x cols]^T * x^T [k x rows].
   const cudaDataType_t t = type == GemmType::kBf16 ? CUDA_R_16BF : CUDA_R_32F;
-  KV_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, k, &one, w, t, k, x, t, k, &zero, y, CUDA_R_32F,
+  KV_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, k, &one, w, t, k, x, t, k, &beta, y, CUDA_R_32F,
                                cols, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   if (bias) add_bias(y, bias, rows, cols, s);
 }

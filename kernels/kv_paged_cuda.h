@@ -126,8 +126,11 @@ void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
 // softmax in fp32, P.V accumulated in fp32; `splits` blocks share each tile's pages and a second
 // kernel merges them (flash-decoding). With head_dim 128 and at most 4 query vectors a tile
 // (decode, GQA <= 4) every format but fp32 takes the decode path (paged_attention_decode.h: a
-// cp.async page ring, per-lane register decoding) and fp32 a register kernel; the rest a
-// shared-memory kernel that decodes each page through the codec.
+// cp.async page ring, per-lane register decoding) and fp32 a register kernel; tiles of two or more
+// rows with head_dim 64/128 the tensor-core prefill path (paged_attention_prefill.h, bf16x3
+// operands, fp32 accumulation); the rest a shared-memory kernel that decodes each page through the
+// codec.
+enum class PrefillKernel : int { kTensorCore, kBf16x3, kGeneric };
 struct AttentionTile {
   int seq, row0, rows;
 };
@@ -149,6 +152,9 @@ struct PagedAttentionArgs {
   // Engine-kernel emulation (attention_emulation.h). When active, the generic kernel's emulating
   // instantiation runs (never the fast path) with emulation.splits splits per query row.
   AttentionEmulation emulation{};
+  // Kernel switch "prefill": the tensor-core prefill path (paged_attention_prefill.h) in exact mode
+  // (default), in bf16x3 (2^-16 per product), or the generic CUDA-core kernel for prefill tiles.
+  PrefillKernel prefill = PrefillKernel::kTensorCore;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
 std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);

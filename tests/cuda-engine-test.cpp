@@ -1,7 +1,8 @@
 // The CUDA engine (harness/decoder_cuda) against the CPU golden path (Session, generate,
 // score_continuation) on make-model checkpoints: the same greedy tokens, logits to 1e-2 relative
 // with bf16 GEMMs (1e-4 with fp32 GEMMs), for several architectures and every slot KV format;
-// concurrent calls decoded together give each caller its own sequence. Needs a GPU (label gpu).
+// concurrent calls decoded together give each caller its own sequence; decode steps replayed as
+// CUDA graphs give what launching every kernel gives. Needs a GPU (label gpu).
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -14,7 +15,10 @@
 #include "decoder/generate.h"
 #include "decoder/kernel_switches.h"
 #include "decoder/score.h"
+#include "cuda_check.cuh"
+#include "decoder_cuda/cuda_forward.h"
 #include "decoder_fixtures.h"
+#include "ops_ref.h"
 
 using namespace kvgate::decoder;
 using kvtest::contains;
@@ -224,4 +228,239 @@ TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the s
       CHECK(c.worst_logit_error <= 1e-2);
       CHECK(c.same_tokens);
     }
+}
+
+TEST_CASE("CUDA engine: every prefill attention kernel follows the CPU path", "[cuda]") {
+  kvtest::TempDir tmp;
+  MakeModelOptions opts = small("qwen3");
+  opts.head_dim = 64;  // the tensor-core prefill kernel takes head_dim 64 and 128
+  auto model = kvtest::make_and_load(tmp, "qwen3", opts);
+  const int vocab = model->config().vocab_size;
+  // 150-token prompts: prefill tiles of several rows run the tensor-core kernel (exact or bf16x3)
+  // or, with "generic", the CUDA-core kernel; each against the CPU path with fp32 GEMMs.
+  for (const std::string f : {"bf16", "int4_per_token_head"})
+    for (const char* kernel : {"tensor_core", "bf16x3", "generic"}) {
+      EngineOptions o;
+      o.device = "cuda";
+      o.max_batch = 2;
+      o.kv = {f, nlohmann::json::object()};
+      o.kernel_switches = {{"prefill", kernel}, {"gemm", "fp32"}};
+      auto engine = make_cuda_engine(model, o);
+      CHECK(engine->describe()["kernel_switches"]["prefill"] == kernel);
+      const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 23), 12, {});
+      INFO(f << " " << kernel << " worst logit error " << c.worst_logit_error);
+      CHECK(c.worst_logit_error <= 1e-2);
+      CHECK(c.same_tokens);
+    }
+}
+
+namespace {
+
+// A sequence of the step-by-step run below: its slot and position.
+struct Seq {
+  int slot, pos;
+};
+
+// Per decode step the logits of every row and its greedy id.
+struct StepLog {
+  std::vector<std::vector<float>> logits;  // one entry per step: [rows][vocab]
+  std::vector<std::vector<int>> ids;
+};
+
+// Prefills, then decodes sequences whose number grows and shrinks (one finishes, two join, two
+// finish, ...) on one CudaForward. The tokens fed are a fixed schedule, not the greedy ids, so a
+// difference at one step cannot change the inputs of the next: every step compares like for like.
+StepLog run_steps(const std::shared_ptr<const Model>& model, const std::shared_ptr<const CudaWeights>& w, bool graphs,
+                  CudaForward::GraphStats& stats) {
+  const ModelConfig& c = model->config();
+  CudaForward fw(c, w, {.max_rows = 256, .max_seqs = 4, .max_context = 512, .cuda_graphs = graphs});
+  StepLog log;
+  std::vector<Seq> live;
+  int steps = 0;
+  auto prefill = [&](int slot, int n, std::uint64_t seed) {
+    const std::vector<int> prompt = random_prompt(n, c.vocab_size, seed);
+    std::vector<int> seqs(n, slot), pos(n);
+    for (int i = 0; i < n; ++i) pos[i] = i;
+    fw.forward(prompt, seqs, pos, n - 1);
+    live.push_back({slot, n});
+  };
+  auto step = [&] {
+    const int b = static_cast<int>(live.size());
+    std::vector<int> tokens(b), seqs(b), pos(b), ids(b);
+    for (int i = 0; i < b; ++i) {
+      tokens[i] = (7 * steps + 13 * live[i].slot + 1) % c.vocab_size;
+      seqs[i] = live[i].slot;
+      pos[i] = live[i].pos++;
+    }
+    ++steps;
+    fw.forward(tokens, seqs, pos, 0, /*greedy=*/true);
+    fw.ids_to_host(b, ids.data());
+    std::vector<float> l(static_cast<std::size_t>(b) * c.vocab_size);
+    fw.logits_to_host(b, l.data());
+    log.logits.push_back(std::move(l));
+    log.ids.push_back(std::move(ids));
+  };
+  auto finish = [&](int index) {
+    fw.cache().release(live[index].slot);
+    live.erase(live.begin() + index);
+  };
+  // Shapes (rows, context bucket): 3 rows at 128 and 256 (one sequence crosses 128 tokens), 2 at
+  // 128, 4 at 128, 2 at 128 again (its graph replayed for other sequences), 1 at 128: 5 graphs,
+  // each captured on its shape's second step; 37 replays.
+  prefill(0, 50, 1);
+  prefill(1, 120, 2);
+  prefill(2, 7, 3);
+  for (int i = 0; i < 20; ++i) step();
+  finish(1);  // batch 3 -> 2
+  for (int i = 0; i < 6; ++i) step();
+  prefill(1, 30, 4);  // a new trial in the freed slot, and a fourth: batch 4
+  prefill(3, 64, 5);
+  for (int i = 0; i < 6; ++i) step();
+  finish(0);
+  finish(1);  // batch 4 -> 2
+  for (int i = 0; i < 5; ++i) step();
+  finish(0);  // batch 1
+  for (int i = 0; i < 5; ++i) step();
+  stats = fw.graph_stats();
+  return log;
+}
+
+struct LogDiff {
+  double worst = 0;       // relative logit difference, worst step
+  int identical = 0;      // steps with bit-identical logits
+  int id_mismatches = 0;  // greedy ids that differ where the top two logits are not a near tie
+};
+
+LogDiff diff(const StepLog& a, const StepLog& b, int vocab) {
+  LogDiff d;
+  REQUIRE(a.ids.size() == b.ids.size());
+  for (std::size_t i = 0; i < a.ids.size(); ++i) {
+    const double e = rel_error(a.logits[i], b.logits[i]);
+    d.worst = std::max(d.worst, e);
+    d.identical += a.logits[i] == b.logits[i];
+    for (std::size_t r = 0; r < a.ids[i].size(); ++r) {
+      if (a.ids[i][r] == b.ids[i][r]) continue;
+      const float* row = b.logits[i].data() + r * vocab;
+      const float gap = std::abs(row[a.ids[i][r]] - row[b.ids[i][r]]);
+      if (gap > 1e-3f * std::max(1.0f, std::abs(row[b.ids[i][r]]))) ++d.id_mismatches;
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA graphs: replayed decode steps give the tokens and logits of launched kernels", "[cuda]") {
+  kvtest::TempDir tmp;
+  for (const std::string arch : {"qwen3", "qwen2"}) {  // q/k norm; biases in the fused QKV GEMM
+    auto model = kvtest::make_and_load(tmp, arch, small(arch));
+    const int vocab = model->config().vocab_size;
+    for (const auto gemm : {kvgate::kernels::cuda::GemmType::kBf16, kvgate::kernels::cuda::GemmType::kF32}) {
+      auto w = CudaWeights::upload(*model, gemm);
+      CudaForward::GraphStats off_stats, again_stats, on_stats;
+      const StepLog off = run_steps(model, w, false, off_stats);
+      const StepLog again = run_steps(model, w, false, again_stats);  // control: eager twice
+      const StepLog on = run_steps(model, w, true, on_stats);
+      const LogDiff control = diff(again, off, vocab), d = diff(on, off, vocab);
+      WARN(arch << " gemm=" << kvgate::kernels::cuda::gemm_type_name(gemm) << ": graphs vs eager worst relative logit difference "
+                << d.worst << ", " << d.identical << "/" << off.ids.size() << " steps bit-identical; eager twice "
+                << control.worst << ", " << control.identical << " identical");
+      INFO(arch << " gemm=" << kvgate::kernels::cuda::gemm_type_name(gemm));
+      CHECK(off_stats.captured == 0);
+      CHECK(off_stats.replayed == 0);
+      CHECK(on_stats.captured == 5);
+      CHECK(on_stats.replayed == 37);
+      CHECK(d.id_mismatches == 0);
+      CHECK(control.id_mismatches == 0);
+      // The same kernels with the same launch parameters: bit-identical on an H200 (2026-11-30, all
+      // four configurations, every step); 1e-6 leaves room for nothing but summation order.
+      CHECK(d.worst <= 1e-6);
+      CHECK(control.worst <= 1e-6);
+    }
+  }
+}
+
+TEST_CASE("CUDA graphs: batched callers joining and finishing get the same tokens with graphs on and off", "[cuda]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  std::vector<std::vector<int>> prompts;
+  std::vector<GenerateOptions> opts;
+  for (int i = 0; i < 7; ++i) {
+    prompts.push_back(random_prompt(10 + 23 * i, vocab, 300 + i));
+    GenerateOptions g;
+    g.max_tokens = 6 + 5 * i;  // finish at different steps: the batch shrinks, waiting callers join
+    if (i == 3) {
+      g.sampler = {.temperature = 0.7, .top_k = 20};
+      g.seed = 77;
+    }
+    opts.push_back(g);
+  }
+  std::vector<std::vector<int>> tokens[2];
+  for (int graphs = 0; graphs < 2; ++graphs) {
+    EngineOptions o;
+    o.device = "cuda";
+    o.max_batch = 3;
+    o.kernel_switches = {{"gemm", "fp32"}, {"cuda_graphs", graphs == 1}};
+    auto engine = make_cuda_engine(model, o);
+    CHECK(engine->describe()["cuda_graphs"] == (graphs == 1));
+    std::vector<std::future<Generation>> futures;
+    for (int i = 0; i < 7; ++i)
+      futures.push_back(std::async(std::launch::async, [&, i] { return engine->generate(prompts[i], opts[i]); }));
+    for (auto& f : futures) tokens[graphs].push_back(f.get().tokens);
+  }
+  for (int i = 0; i < 7; ++i) {
+    Session session(model, {.max_chunk = 64});
+    const Generation cpu = generate(session, prompts[i], opts[i]);
+    INFO("caller " << i);
+    CHECK(tokens[1][i] == tokens[0][i]);
+    CHECK(tokens[1][i] == cpu.tokens);
+  }
+  // The switch is validated: a non-boolean is an Error naming it.
+  EngineOptions bad;
+  bad.device = "cuda";
+  bad.kernel_switches = {{"cuda_graphs", "no"}};
+  try {
+    make_cuda_engine(model, bad);
+    FAIL("a non-boolean cuda_graphs was accepted");
+  } catch (const kvgate::Error& e) {
+    CHECK_THAT(std::string(e.what()), contains("cuda_graphs"));
+  }
+}
+
+TEST_CASE("CUDA greedy: the chunked argmax picks what sample_ref picks", "[cuda]") {
+  namespace kc = kvgate::kernels::cuda;
+  // Rows of 151936 (the 8B vocabulary) and of 100 logits: random, the maximum repeated at a later
+  // index (the first wins), NaNs around it (skipped), NaN at index 0 (then 0), all -inf (0).
+  for (const int n : {151936, 100}) {
+    kvgate::Rng rng(n);
+    const int rows = 5;
+    std::vector<float> l(static_cast<std::size_t>(rows) * n);
+    for (float& x : l) x = static_cast<float>(rng.uniform() * 20.0 - 10.0);
+    float* r1 = l.data() + n;
+    const int best = static_cast<int>(n * 0.37);
+    r1[best] = 50.0f;
+    r1[n - 2] = 50.0f;
+    float* r2 = l.data() + 2 * std::size_t(n);
+    for (int i = 1; i < n; i += 7) r2[i] = NAN;
+    float* r3 = l.data() + 3 * std::size_t(n);
+    r3[0] = NAN;
+    float* r4 = l.data() + 4 * std::size_t(n);
+    std::fill(r4, r4 + n, -INFINITY);
+    kvgate::kernels::DeviceBuffer<float> dl(l.size());
+    dl.upload(l.data());
+    kvgate::kernels::DeviceBuffer<int> ids(rows);
+    kvgate::kernels::DeviceBuffer<char> ws(kc::argmax_workspace_bytes(rows));
+    kc::argmax_rows_chunked(dl.get(), rows, n, ids.get(), ws.get(), nullptr);
+    std::vector<int> got(rows, -1);
+    ids.download(got.data());
+    kvgate::kernels::SamplerWorkspace sws;
+    for (int r = 0; r < rows; ++r) {
+      INFO("n=" << n << " row " << r);
+      CHECK(got[r] == kvgate::kernels::sample_ref(l.data() + std::size_t(r) * n, n, {}, 0.0, sws));
+    }
+    CHECK(got[1] == best);
+    CHECK(got[3] == 0);
+    CHECK(got[4] == 0);
+  }
 }

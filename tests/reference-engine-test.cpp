@@ -10,6 +10,7 @@
 #include "cuda_info.h"
 #include "decoder/device.h"
 #include "decoder/engine.h"
+#include "decoder/kernel_switches.h"
 #include "decoder/model_text.h"
 #include "decoder_fixtures.h"
 
@@ -86,6 +87,12 @@ TEST_CASE("cpu engine: describe() records the resolved KV format; bad options ar
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"gemm", "fp32"}}}), kvgate::Error);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"attention_splits", 2}}}), kvgate::Error);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", "yes"}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"prefill", "generic"}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"prefill", "fast"}}}), kvgate::Error);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"cuda_graphs", false}}}), kvgate::Error);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"cuda_graphs", 1}}), kvgate::Error);
+  CHECK(resolve_kernel_switches({{"cuda_graphs", false}}).cuda_graphs == false);
+  CHECK(resolve_kernel_switches(json::object()).cuda_graphs == true);
   CHECK(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", true}}})->describe()["kernel_switches"]["q_fp8"] == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .max_batch = 0}), kvgate::Error);
 }
@@ -172,4 +179,12 @@ TEST_CASE("text streamer: pieces are final, never cut a character, and add up to
     std::string all = s.push(0) + s.push(1);
     CHECK(all == "a\xEF\xBF\xBD" "b");
   }
+}
+
+TEST_CASE("kernel switches: \"prefill\" picks the CUDA prefill kernel; bad values are errors", "[engine]") {
+  using kvgate::decoder::resolve_kernel_switches;
+  CHECK(resolve_kernel_switches(json::object()).prefill.empty());
+  for (const char* k : {"tensor_core", "bf16x3", "generic"}) CHECK(resolve_kernel_switches({{"prefill", k}}).prefill == k);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"prefill", "fast"}}), kvgate::Error);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"prefill", true}}), kvgate::Error);
 }

@@ -25,9 +25,15 @@ class CpuEngine final : public Engine {
     if (!k.gemm.empty())
       throw Error("--kernel-switches: \"gemm\" sets the CUDA engine's GEMM operand dtype; the CPU engine's matmuls are "
                   "fp32 (drop it, or use --device cuda)");
+    if (!k.prefill.empty())
+      throw Error("--kernel-switches: \"prefill\" picks the CUDA engine's prefill attention kernel; the CPU engine has one "
+                  "exact attention (drop it, or use --device cuda)");
     if (k.attention_splits > 0 && !k.attention.active())
       throw Error("--kernel-switches: \"attention_splits\" alone only divides the CUDA kernel's work; the CPU engine's exact "
                   "attention has no splits (drop it, or add an emulation switch such as \"pv_fp8\")");
+    if (k.has_cuda_graphs)
+      throw Error("--kernel-switches: \"cuda_graphs\" chooses how the CUDA engine launches its decode steps; the CPU "
+                  "engine has no graphs (drop it, or use --device cuda)");
     attention_ = k.attention;
     switches_ = o.kernel_switches.is_object() ? o.kernel_switches : nlohmann::json::object();
     const ModelConfig& c = model_->config();

@@ -8,8 +8,9 @@ namespace kvgate::decoder {
 
 std::string kernel_switches_help() {
   return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
+         "\"cuda_graphs\": true|false, "
          "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
-         "(a multiple of 32)";
+         "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\"";
 }
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
@@ -24,6 +25,12 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
     if (key == "gemm") {
       if (!v.is_string() || (v != "bf16" && v != "fp32")) throw bad(key, v, "use \"bf16\" or \"fp32\"");
       k.gemm = v.get<std::string>();
+    } else if (key == "prefill") {
+      if (!v.is_string() || (v != "tensor_core" && v != "bf16x3" && v != "generic"))
+        throw bad(key, v,
+                  "use \"tensor_core\" (the default: tensor cores, operands split into bf16 terms to fp32 precision), "
+                  "\"bf16x3\" (tensor cores, 2^-16 per product: faster, less exact) or \"generic\" (the fp32 CUDA-core kernel)");
+      k.prefill = v.get<std::string>();
     } else if (key == "attention_splits") {
       if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 128) throw bad(key, v, "an integer 1..128");
       k.attention_splits = v.get<int>();
@@ -46,6 +53,10 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
         throw bad(key, v, "tokens between promotions: a multiple of 32 in 32..65536");
       k.attention.pv_promote_every = v.get<int>();
       has_promote = true;
+    } else if (key == "cuda_graphs") {
+      if (!v.is_boolean()) throw bad(key, v, "true (replay decode steps as CUDA graphs, the default) or false");
+      k.cuda_graphs = v.get<bool>();
+      k.has_cuda_graphs = true;
     } else {
       throw Error("--kernel-switches: unknown switch \"" + key + "\"; " + kernel_switches_help());
     }

@@ -8,6 +8,12 @@
 //   "pv_fp8": bool                     softmax weights through fp8 e4m3 before P.V
 //   "pv_accum": "fp32" | "reduced" | "two_level"   P.V accumulator (reduced / two_level need pv_fp8)
 //   "pv_promote_every": 32..65536      two_level: tokens between promotions, a multiple of 32
+//   "prefill": "tensor_core" | "bf16x3" | "generic"   CUDA only: prefill tiles on the tensor-core
+//                                      kernel (default: operands split into bf16 terms to fp32
+//                                      precision, fp32 accumulation), on it with bf16x3 operands
+//                                      (2^-16 per product), or on the generic CUDA-core kernel
+//   "cuda_graphs": bool                CUDA only: replay each decode step as a CUDA graph (default
+//                                      true; false launches every kernel each step, same numbers)
 #pragma once
 #include <string>
 
@@ -19,8 +25,11 @@ namespace kvgate::decoder {
 
 struct KernelSwitches {
   std::string gemm;               // "" = the engine's default
+  std::string prefill;            // "" = the engine's default (tensor_core), or "tensor_core" / "bf16x3" / "generic"
   int attention_splits = 0;       // 0 = not set
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
+  bool cuda_graphs = true;
+  bool has_cuda_graphs = false;   // the switch was given
 };
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& switches);

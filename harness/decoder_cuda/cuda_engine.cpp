@@ -5,8 +5,9 @@
 // temperature through kernels::sample_ref on the row's logits, the CPU path's sampler and Rng
 // stream), and finishes sequences on stop tokens, stop strings or the token budget exactly as
 // generate.cpp does. Kernel switches (decoder/kernel_switches.h): "gemm" (the GEMM operand dtype;
-// bf16 default), "attention_splits", and the attention emulation (q_fp8, pv_fp8, pv_accum, ...),
-// which runs the generic attention kernel's emulating instantiation; anything else is an Error.
+// bf16 default), "attention_splits", "prefill" (tensor_core default, bf16x3, or the generic kernel),
+// "cuda_graphs" (decode steps replayed as CUDA graphs; default true), and the attention emulation (q_fp8, pv_fp8, pv_accum, ...), which runs the generic
+// attention kernel's emulating instantiation; anything else is an Error.
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -51,6 +52,9 @@ class CudaEngine final : public Engine {
     const KernelSwitches k = resolve_kernel_switches(options_.kernel_switches);
     const kc::GemmType gemm = k.gemm == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
     attention_ = k.attention;
+    prefill_ = k.prefill == "generic" ? kc::PrefillKernel::kGeneric
+               : k.prefill == "bf16x3"  ? kc::PrefillKernel::kBf16x3
+                                        : kc::PrefillKernel::kTensorCore;
     if (options_.max_batch <= 0) throw Error("--max-batch must be positive");
     weights_ = CudaWeights::upload(*model_, gemm);
     forward_ = std::make_unique<CudaForward>(model_->config(), weights_,
@@ -58,7 +62,9 @@ class CudaEngine final : public Engine {
                                                                 .max_rows = std::max(256, options_.max_batch),
                                                                 .max_seqs = options_.max_batch,
                                                                 .splits = k.attention_splits,
-                                                                .emulation = k.attention});
+                                                                .emulation = k.attention,
+                                                                .prefill = prefill_,
+                                                                .cuda_graphs = k.cuda_graphs});
     for (int s = options_.max_batch - 1; s >= 0; --s) free_slots_.push_back(s);
     worker_ = std::thread([this] { run(); });
   }
@@ -106,9 +112,16 @@ class CudaEngine final : public Engine {
             {"kv", forward_->cache().spec().record()},
             {"kernel_switches", options_.kernel_switches},
             {"gemm", kc::gemm_type_name(weights_->type)},
+            {"cuda_graphs", forward_->options().cuda_graphs},
+            {"fused_gemms", "qkv, gate_up"},
             {"attention", attention_.active()
                               ? "paged split-K attention emulating an engine kernel (kernel_switches), generic kernel"
-                              : "paged split-K decode, fp32 softmax and accumulation, K/V dequantized in registers or shared memory"},
+                              : std::string("paged split-K decode, fp32 softmax and accumulation, K/V dequantized in registers or "
+                                            "shared memory; prefill ") +
+                                    (prefill_ == kc::PrefillKernel::kGeneric ? "generic CUDA-core kernel (fp32)"
+                                     : prefill_ == kc::PrefillKernel::kBf16x3
+                                         ? "tensor-core kernel, bf16x3 operands (2^-16 per product), fp32 accumulation"
+                                         : "tensor-core kernel, operands split into bf16 terms to fp32 precision, fp32 accumulation")},
             {"max_batch", options_.max_batch},
             {"max_context", forward_->options().max_context}};
   }
@@ -271,11 +284,11 @@ class CudaEngine final : public Engine {
       seqs[i] = active_[i]->slot;
       pos[i] = active_[i]->pos;
     }
-    forward_->forward(tokens, seqs, pos, 0);
+    forward_->forward(tokens, seqs, pos, 0, /*greedy=*/true);  // the argmax is part of the step (its graph)
     bool any_sampled = false;
     for (auto& r : active_) any_sampled |= r->gen.sampler.temperature > 0.0;
     std::vector<int> greedy(b);
-    forward_->argmax(b, greedy.data());
+    forward_->ids_to_host(b, greedy.data());
     const int vocab = model_->config().vocab_size;
     if (any_sampled) {
       host_logits_.resize(static_cast<std::size_t>(b) * vocab);
@@ -360,6 +373,7 @@ class CudaEngine final : public Engine {
   std::shared_ptr<const Model> model_;
   EngineOptions options_;
   kernels::AttentionEmulation attention_;
+  kc::PrefillKernel prefill_ = kc::PrefillKernel::kTensorCore;  // kernel switch "prefill"
   std::shared_ptr<CudaWeights> weights_;
   std::unique_ptr<CudaForward> forward_;
   std::vector<float> host_logits_;

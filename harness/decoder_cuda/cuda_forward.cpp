@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/error.h"
@@ -69,19 +70,26 @@ std::shared_ptr<CudaWeights> CudaWeights::upload(const Model& model, kc::GemmTyp
   w->final_norm = vec(model.final_norm(), h);
   w->inv_freq = vec(model.inv_freq().data(), d / 2);
   w->rope_scaling = model.rope_attention_scaling();
+  // Matrices stacked by rows ([a rows][k] then [b rows][k]...): one GEMM's operand.
+  auto stacked = [&](std::initializer_list<std::pair<const float*, std::size_t>> parts) -> const void* {
+    std::vector<float> all;
+    for (const auto& [src, n] : parts) all.insert(all.end(), src, src + n);
+    return matrix(all.data(), all.size());
+  };
   for (int l = 0; l < c.num_layers; ++l) {
     const LayerWeights& L = model.layer(l);
     Layer D;
-    D.q = matrix(L.q, qw * h);
-    D.k = matrix(L.k, kw * h);
-    D.v = matrix(L.v, kw * h);
+    D.qkv = stacked({{L.q, qw * h}, {L.k, kw * h}, {L.v, kw * h}});
     D.o = matrix(L.o, h * qw);
-    D.gate = matrix(L.gate, inter * h);
-    D.up = matrix(L.up, inter * h);
+    D.gate_up = stacked({{L.gate, inter * h}, {L.up, inter * h}});
     D.down = matrix(L.down, h * inter);
-    D.q_bias = vec(L.q_bias, qw);
-    D.k_bias = vec(L.k_bias, kw);
-    D.v_bias = vec(L.v_bias, kw);
+    if (L.q_bias || L.k_bias || L.v_bias) {  // absent parts are zero: x + 0 is x
+      std::vector<float> b(qw + 2 * kw, 0.0f);
+      if (L.q_bias) std::copy(L.q_bias, L.q_bias + qw, b.begin());
+      if (L.k_bias) std::copy(L.k_bias, L.k_bias + kw, b.begin() + qw);
+      if (L.v_bias) std::copy(L.v_bias, L.v_bias + kw, b.begin() + qw + kw);
+      D.qkv_bias = vec(b.data(), b.size());
+    }
     D.o_bias = vec(L.o_bias, h);
     D.gate_bias = vec(L.gate_bias, inter);
     D.up_bias = vec(L.up_bias, inter);
@@ -99,6 +107,7 @@ std::shared_ptr<CudaWeights> CudaWeights::random(const ModelConfig& c, std::uint
   auto w = std::make_shared<CudaWeights>();
   w->type = type;
   std::uint64_t stream = seed * 1000003ull;
+  const std::size_t esize = type == kc::GemmType::kBf16 ? 2 : 4;
   auto fill = [&](std::size_t n, kc::GemmType t, float scale, float offset, bool count) -> void* {
     void* p = nullptr;
     KV_CUDA_CHECK(cudaMalloc(&p, n * (t == kc::GemmType::kBf16 ? 2 : 4)));
@@ -110,6 +119,22 @@ std::shared_ptr<CudaWeights> CudaWeights::random(const ModelConfig& c, std::uint
   const std::size_t h = c.hidden_size, qw = std::size_t(c.num_heads) * c.head_dim, kw = std::size_t(c.num_kv_heads) * c.head_dim,
                     inter = c.intermediate_size, vocab = c.vocab_size, d = c.head_dim;
   auto mat = [&](std::size_t out, std::size_t in) { return fill(out * in, type, 1.0f / std::sqrt(static_cast<float>(in)), 0.0f, true); };
+  // Stacked matrices (fused GEMMs), each part filled from its own stream as a separate one would be.
+  auto stacked = [&](std::initializer_list<std::size_t> outs, std::size_t in) -> const void* {
+    std::size_t rows = 0;
+    for (std::size_t o : outs) rows += o;
+    void* p = nullptr;
+    KV_CUDA_CHECK(cudaMalloc(&p, rows * in * esize));
+    w->owned.push_back(p);
+    std::size_t at = 0;
+    for (std::size_t o : outs) {
+      kc::fill_random(static_cast<char*>(p) + at * in * esize, static_cast<std::int64_t>(o * in), type, ++stream,
+                      1.0f / std::sqrt(static_cast<float>(in)), 0.0f, nullptr);
+      at += o;
+    }
+    w->bytes += static_cast<double>(rows * in * esize);
+    return p;
+  };
   auto norm = [&](std::size_t n) { return static_cast<const float*>(fill(n, kc::GemmType::kF32, 0.1f, 1.0f, true)); };
   w->embed = static_cast<const kc::bf16_t*>(fill(vocab * h, kc::GemmType::kBf16, 1.0f, 0.0f, false));
   w->lm_head = mat(vocab, h);
@@ -121,12 +146,9 @@ std::shared_ptr<CudaWeights> CudaWeights::random(const ModelConfig& c, std::uint
   w->inv_freq = f;
   for (int l = 0; l < c.num_layers; ++l) {
     Layer D;
-    D.q = mat(qw, h);
-    D.k = mat(kw, h);
-    D.v = mat(kw, h);
+    D.qkv = stacked({qw, kw, kw}, h);
     D.o = mat(h, qw);
-    D.gate = mat(inter, h);
-    D.up = mat(inter, h);
+    D.gate_up = stacked({inter, inter}, h);
     D.down = mat(h, inter);
     D.input_norm = norm(h);
     D.post_norm = norm(h);
@@ -155,19 +177,26 @@ CudaForward::CudaForward(const ModelConfig& config, std::shared_ptr<const CudaWe
   x_ = device_alloc<float>(owned_, R * h);
   xn_ = device_alloc<float>(owned_, R * h);
   tmp_ = device_alloc<float>(owned_, R * h);
+  qkv_ = device_alloc<float>(owned_, R * (qw + 2 * kw));
   q_ = device_alloc<float>(owned_, R * qw);
   attn_ = device_alloc<float>(owned_, R * qw);
   k_ = device_alloc<float>(owned_, R * kw);
   v_ = device_alloc<float>(owned_, R * kw);
-  gate_ = device_alloc<float>(owned_, R * inter);
-  up_ = device_alloc<float>(owned_, R * inter);
+  gate_up_ = device_alloc<float>(owned_, R * 2 * inter);
+  act_ = w_->type == kc::GemmType::kF32 ? device_alloc<float>(owned_, R * inter) : nullptr;
   logits_ = device_alloc<float>(owned_, R * vocab);
   xb_ = device_alloc<kc::bf16_t>(owned_, R * std::max({h, qw, inter}));
-  tokens_ = device_alloc<int>(owned_, R);
-  seqs_ = device_alloc<int>(owned_, R);
-  pos_ = device_alloc<int>(owned_, R);
+  // tokens, sequences, positions [R] each, then the tiles [R][3]: one copy per forward.
+  static_assert(sizeof(kc::AttentionTile) == 3 * sizeof(int));
+  inputs_ = device_alloc<int>(owned_, 6 * R);
+  tokens_ = inputs_;
+  seqs_ = inputs_ + R;
+  pos_ = inputs_ + 2 * R;
+  tiles_ = reinterpret_cast<kc::AttentionTile*>(inputs_ + 3 * R);
+  KV_CUDA_CHECK(cudaMallocHost(&host_inputs_, 6 * R * sizeof(int)));
+  KV_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_copied_, cudaEventDisableTiming));
   ids_ = device_alloc<int>(owned_, R);
-  tiles_ = device_alloc<kc::AttentionTile>(owned_, R);
+  argmax_ws_ = device_alloc<char>(owned_, kc::argmax_workspace_bytes(static_cast<int>(R)));
   // Splits: blocks x splits <= 4 * 132 + blocks (attention_splits), or the fixed count asked for.
   const std::size_t blocks = R * c.num_kv_heads;
   const std::size_t entries = o_.splits > 0 ? blocks * o_.splits : 4 * 132 + blocks;
@@ -192,13 +221,23 @@ CudaForward::CudaForward(const ModelConfig& config, std::shared_ptr<const CudaWe
 
 CudaForward::~CudaForward() {
   if (stream_) cudaStreamSynchronize(stream_);
+  for (auto& [key, g] : graphs_)
+    if (g.exec) cudaGraphExecDestroy(g.exec);
+  if (inputs_copied_) cudaEventDestroy(inputs_copied_);
+  if (host_inputs_) cudaFreeHost(host_inputs_);
   cache_.reset();
   for (void* p : owned_) cudaFree(p);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
+int CudaForward::context_bucket(int max_ctx) {
+  int b = 64;
+  while (b < max_ctx && b < (1 << 30)) b *= 2;
+  return b;
+}
+
 void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs, std::span<const int> positions,
-                          int first_logit) {
+                          int first_logit, bool greedy) {
   const ModelConfig& c = config_;
   const int n = static_cast<int>(tokens.size());
   if (n <= 0 || n > o_.max_rows || seqs.size() != tokens.size() || positions.size() != tokens.size())
@@ -218,13 +257,72 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
   num_tiles_ = static_cast<int>(host_tiles_.size());
   max_tile_rows_ = 0;
   for (const auto& t : host_tiles_) max_tile_rows_ = std::max(max_tile_rows_, t.rows);
+  // The kernels read positions from the device; max_ctx only sizes the split count, so the
+  // bucket (>= every position + 1) keeps every launch parameter fixed while a graph is replayed.
+  max_ctx_ = context_bucket(max_ctx_);
   splits_ = o_.splits > 0 ? o_.splits : kc::attention_splits(num_tiles_, c.num_kv_heads, max_ctx_, 64);
   cache_->sync_block_table(stream_);
-  KV_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream_));
-  KV_CUDA_CHECK(cudaMemcpyAsync(seqs_, seqs.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream_));
-  KV_CUDA_CHECK(cudaMemcpyAsync(pos_, positions.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream_));
-  KV_CUDA_CHECK(cudaMemcpyAsync(tiles_, host_tiles_.data(), host_tiles_.size() * sizeof(kc::AttentionTile),
-                                cudaMemcpyHostToDevice, stream_));
+  // Stage the inputs in pinned memory (once the previous forward's copy has read it), one copy.
+  KV_CUDA_CHECK(cudaEventSynchronize(inputs_copied_));
+  const std::size_t R = o_.max_rows;
+  std::copy(tokens.begin(), tokens.end(), host_inputs_);
+  std::copy(seqs.begin(), seqs.end(), host_inputs_ + R);
+  std::copy(positions.begin(), positions.end(), host_inputs_ + 2 * R);
+  std::memcpy(host_inputs_ + 3 * R, host_tiles_.data(), host_tiles_.size() * sizeof(kc::AttentionTile));
+  KV_CUDA_CHECK(cudaMemcpyAsync(inputs_, host_inputs_, (3 * R + 3 * host_tiles_.size()) * sizeof(int), cudaMemcpyHostToDevice,
+                                stream_));
+  KV_CUDA_CHECK(cudaEventRecord(inputs_copied_, stream_));
+
+  const bool decode_step = first_logit == 0 && max_tile_rows_ == 1;
+  if (!o_.cuda_graphs || !decode_step) {
+    launch_all(n, first_logit, greedy);
+    return;
+  }
+  const GraphKey key{.rows = n, .ctx_bucket = max_ctx_, .greedy = greedy};
+  GraphEntry& g = graphs_[key];
+  g.last_use = ++graph_clock_;
+  if (!g.exec) {
+    // The first step of a shape runs eagerly: lazy module loading, cuBLAS's heuristics and the
+    // kernels' one-time attribute setup happen outside any capture.
+    if (g.seen++ == 0) {
+      launch_all(n, first_logit, greedy);
+      return;
+    }
+    constexpr int kMaxGraphs = 32;
+    int execs = 0;
+    for (const auto& [k, e] : graphs_) execs += e.exec != nullptr;
+    if (execs >= kMaxGraphs) {  // drop the least recently used executable graph
+      auto victim = graphs_.end();
+      for (auto it = graphs_.begin(); it != graphs_.end(); ++it)
+        if (it->second.exec && (victim == graphs_.end() || it->second.last_use < victim->second.last_use)) victim = it;
+      if (victim != graphs_.end()) {
+        KV_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        KV_CUDA_CHECK(cudaGraphExecDestroy(victim->second.exec));
+        graphs_.erase(victim);
+      }
+    }
+    GraphEntry& e = graphs_[key];
+    cudaGraph_t graph = nullptr;
+    KV_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+    try {
+      launch_all(n, first_logit, greedy);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    KV_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    const cudaError_t st = cudaGraphInstantiate(&e.exec, graph, 0);
+    cudaGraphDestroy(graph);
+    KV_CUDA_CHECK(st);
+    ++graph_stats_.captured;
+  }
+  KV_CUDA_CHECK(cudaGraphLaunch(graphs_[key].exec, stream_));
+  ++graph_stats_.replayed;
+}
+
+void CudaForward::launch_all(int n, int first_logit, bool greedy) {
+  const ModelConfig& c = config_;
   kc::embedding(w_->embed, c.hidden_size, tokens_, n, x_, stream_);
   for (int l = 0; l < c.num_layers; ++l) layer(l, n);
   if (first_logit < n) {
@@ -235,6 +333,7 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
                 bf16 ? xb_ : nullptr, stream_);
     gemm_->run(w_->type, bf16 ? static_cast<const void*>(xb_) : xn_, w_->lm_head, nullptr, logits_, m, c.hidden_size,
                c.vocab_size, stream_);
+    if (greedy) kc::argmax_rows_chunked(logits_, m, c.vocab_size, ids_, argmax_ws_, stream_);
   }
 }
 
@@ -247,15 +346,12 @@ void CudaForward::layer(int l, int n) {
   const float eps = c.rms_norm_eps;
   const void* in = bf16 ? static_cast<const void*>(xb_) : xn_;
   kc::rmsnorm(x_, L.input_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
-  gemm_->run(t, in, L.q, L.q_bias, q_, n, h, qw, stream_);
-  gemm_->run(t, in, L.k, L.k_bias, k_, n, h, kw, stream_);
-  gemm_->run(t, in, L.v, L.v_bias, v_, n, h, kw, stream_);
-  if (L.q_norm) {
-    kc::rmsnorm(q_, L.q_norm, n * c.num_heads, d, eps, q_, nullptr, stream_);
-    kc::rmsnorm(k_, L.k_norm, n * c.num_kv_heads, d, eps, k_, nullptr, stream_);
-  }
-  kc::rope(q_, n, c.num_heads, d, pos_, w_->inv_freq, w_->rope_scaling, stream_);
-  kc::rope(k_, n, c.num_kv_heads, d, pos_, w_->inv_freq, w_->rope_scaling, stream_);
+  // One GEMM for q, k and v, then bias, q/k norm and RoPE while splitting its output.
+  gemm_->run(t, in, L.qkv, nullptr, qkv_, n, h, qw + 2 * kw, stream_);
+  kc::qkv_split({.qkv = qkv_, .bias = L.qkv_bias, .q_norm = L.q_norm, .k_norm = L.k_norm, .eps = eps, .positions = pos_,
+                 .inv_freq = w_->inv_freq, .attention_scaling = w_->rope_scaling, .rows = n, .q_heads = c.num_heads,
+                 .kv_heads = c.num_kv_heads, .head_dim = d, .q = q_, .k = k_, .v = v_},
+                stream_);
   const kc::PagedKvCache& cache = *cache_;
   kc::kv_write(cache.codec(l), {.k = k_, .v = v_, .row_seq = seqs_, .row_pos = pos_, .rows = n, .kv_heads = c.num_kv_heads,
                                 .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
@@ -268,17 +364,24 @@ void CudaForward::layer(int l, int n) {
                        .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_, .scale = scale,
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,
-                       .emulation = o_.emulation},
+                       .emulation = o_.emulation, .prefill = o_.prefill},
                       stream_);
   if (bf16) kc::to_bf16(attn_, static_cast<std::int64_t>(n) * qw, xb_, stream_);
-  gemm_->run(t, bf16 ? static_cast<const void*>(xb_) : attn_, L.o, L.o_bias, tmp_, n, qw, h, stream_);
-  kc::add(x_, tmp_, static_cast<std::int64_t>(n) * h, stream_);
+  // Residual adds in the GEMM's epilogue (x += W a), unless a bias must come first.
+  auto project_add = [&](const void* a, const void* wt, const float* bias, int k) {
+    if (bias) {
+      gemm_->run(t, a, wt, bias, tmp_, n, k, h, stream_);
+      kc::add(x_, tmp_, static_cast<std::int64_t>(n) * h, stream_);
+    } else {
+      gemm_->run(t, a, wt, nullptr, x_, n, k, h, stream_, /*accumulate=*/true);
+    }
+  };
+  project_add(bf16 ? static_cast<const void*>(xb_) : attn_, L.o, L.o_bias, qw);
   kc::rmsnorm(x_, L.post_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
-  gemm_->run(t, in, L.gate, L.gate_bias, gate_, n, h, inter, stream_);
-  gemm_->run(t, in, L.up, L.up_bias, up_, n, h, inter, stream_);
-  kc::swiglu(gate_, up_, static_cast<std::int64_t>(n) * inter, bf16 ? nullptr : gate_, bf16 ? xb_ : nullptr, stream_);
-  gemm_->run(t, bf16 ? static_cast<const void*>(xb_) : gate_, L.down, L.down_bias, tmp_, n, inter, h, stream_);
-  kc::add(x_, tmp_, static_cast<std::int64_t>(n) * h, stream_);
+  // One GEMM for gate and up; SwiGLU reads both halves of its rows.
+  gemm_->run(t, in, L.gate_up, nullptr, gate_up_, n, h, 2 * inter, stream_);
+  kc::swiglu_fused(gate_up_, n, inter, L.gate_bias, L.up_bias, bf16 ? nullptr : act_, bf16 ? xb_ : nullptr, stream_);
+  project_add(bf16 ? static_cast<const void*>(xb_) : act_, L.down, L.down_bias, inter);
 }
 
 void CudaForward::logits_to_host(int rows, float* host) {
@@ -288,7 +391,12 @@ void CudaForward::logits_to_host(int rows, float* host) {
 }
 
 void CudaForward::argmax(int rows, int* host_ids) {
-  kc::argmax_rows(logits_, rows, config_.vocab_size, ids_, stream_);
+  kc::argmax_rows_chunked(logits_, rows, config_.vocab_size, ids_, argmax_ws_, stream_);
+  KV_CUDA_CHECK(cudaMemcpyAsync(host_ids, ids_, rows * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+  KV_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaForward::ids_to_host(int rows, int* host_ids) {
   KV_CUDA_CHECK(cudaMemcpyAsync(host_ids, ids_, rows * sizeof(int), cudaMemcpyDeviceToHost, stream_));
   KV_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }

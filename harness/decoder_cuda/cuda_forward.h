@@ -5,7 +5,9 @@
 // maths is the CPU Session's (session.cpp), step for step, with the GEMM operands in `gemm` dtype
 // (bf16 by default: the engines' dtype; fp32 for parity runs). Not thread-safe: one owner thread.
 #pragma once
+#include <compare>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -17,12 +19,14 @@
 
 namespace kvgate::decoder {
 
-// Device copies of every weight: matrices in the GEMM dtype, norms and biases in fp32.
+// Device copies of every weight: matrices in the GEMM dtype, norms and biases in fp32. The q, k and
+// v projections are one matrix [q | k | v rows][hidden] (one GEMM), gate and up one [gate | up
+// rows][hidden]: the same operands as separate GEMMs, in fewer, larger launches.
 struct CudaWeights {
   struct Layer {
-    const void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *gate = nullptr, *up = nullptr, *down = nullptr;
-    const float *q_bias = nullptr, *k_bias = nullptr, *v_bias = nullptr, *o_bias = nullptr;
-    const float *gate_bias = nullptr, *up_bias = nullptr, *down_bias = nullptr;
+    const void *qkv = nullptr, *o = nullptr, *gate_up = nullptr, *down = nullptr;
+    const float* qkv_bias = nullptr;  // [q | k | v] (missing parts zero), or null when the model has none
+    const float *o_bias = nullptr, *gate_bias = nullptr, *up_bias = nullptr, *down_bias = nullptr;
     const float *input_norm = nullptr, *post_norm = nullptr, *q_norm = nullptr, *k_norm = nullptr;
   };
   kernels::cuda::GemmType type = kernels::cuda::GemmType::kBf16;
@@ -56,6 +60,11 @@ struct CudaForwardOptions {
   double kv_pool_gib = 0;  // KV pool size (0: 60% of the free device memory, at most what max_seqs x max_context needs)
   int splits = 0;          // attention splits (0: chosen per call; with emulation: emulation.splits)
   kernels::AttentionEmulation emulation{};  // engine-kernel emulation of the attention (off: exact)
+  kernels::cuda::PrefillKernel prefill = kernels::cuda::PrefillKernel::kTensorCore;  // kernel switch "prefill"
+
+  // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
+  // forward, captured once per (rows, context bucket); false launches every kernel each step.
+  bool cuda_graphs = true;
 };
 
 class CudaForward {
@@ -71,17 +80,46 @@ class CudaForward {
   cudaStream_t stream() const { return stream_; }
 
   // Runs the rows (n <= max_rows), appending their K/V to the cache (pages reserved here), and
-  // computes the logits of rows [first_logit, n) into the device buffer logits() [n - first_logit][vocab].
-  void forward(std::span<const int> tokens, std::span<const int> seqs, std::span<const int> positions, int first_logit);
+  // computes the logits of rows [first_logit, n) into the device buffer logits() [n - first_logit][vocab];
+  // greedy: also their argmax on the device (ids_to_host). A decode step (every row its own
+  // sequence, first_logit 0) replays its CUDA graph when options().cuda_graphs is set.
+  void forward(std::span<const int> tokens, std::span<const int> seqs, std::span<const int> positions, int first_logit,
+               bool greedy = false);
   const float* logits() const { return logits_; }
   // Copies `rows` logits rows to the host / the greedy ids of `rows` rows (waits for the stream).
   void logits_to_host(int rows, float* host);
   void argmax(int rows, int* host_ids);
+  // The ids forward(..., greedy = true) computed, for its first `rows` logits rows (waits).
+  void ids_to_host(int rows, int* host_ids);
+  // Turns graph replay of decode steps on or off from the next forward (benchmarks: both on one cache).
+  void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
+  // Graphs captured and replays so far (tests, benchmarks).
+  struct GraphStats {
+    int captured = 0;
+    long long replayed = 0;
+  };
+  GraphStats graph_stats() const { return graph_stats_; }
   // The running maxima of what was written, [layer][kv_head] for K and V (waits for the stream).
   void absmax(std::vector<std::vector<float>>& k, std::vector<std::vector<float>>& v);
 
  private:
   void layer(int l, int n);
+  // Every kernel of one forward after the inputs are on the device (what a graph captures).
+  void launch_all(int n, int first_logit, bool greedy);
+  // Power-of-two context bucket that sizes the attention's split count: constant across the
+  // steps of one graph, and the same with and without graphs (so both give the same numbers).
+  static int context_bucket(int max_ctx);
+
+  struct GraphKey {
+    int rows, ctx_bucket;
+    bool greedy;
+    auto operator<=>(const GraphKey&) const = default;
+  };
+  struct GraphEntry {
+    cudaGraphExec_t exec = nullptr;
+    int seen = 0;
+    long long last_use = 0;
+  };
 
   ModelConfig config_;
   std::shared_ptr<const CudaWeights> w_;
@@ -90,12 +128,18 @@ class CudaForward {
   std::unique_ptr<kernels::cuda::Gemm> gemm_;
   cudaStream_t stream_ = nullptr;
   std::vector<void*> owned_;
-  float *x_, *xn_, *q_, *k_, *v_, *attn_, *tmp_, *gate_, *up_, *logits_, *workspace_;
+  float *x_, *xn_, *qkv_, *q_, *k_, *v_, *attn_, *tmp_, *gate_up_, *act_, *logits_, *workspace_;
   kernels::cuda::bf16_t* xb_;
-  int *tokens_, *seqs_, *pos_, *ids_;
+  int *inputs_, *tokens_, *seqs_, *pos_, *ids_;  // tokens_/seqs_/pos_/tiles_ live in inputs_ (one copy a step)
   kernels::cuda::AttentionTile* tiles_;
+  void* argmax_ws_ = nullptr;
+  int* host_inputs_ = nullptr;          // pinned staging of inputs_
+  cudaEvent_t inputs_copied_ = nullptr;  // the staging buffer may be rewritten once this completed
   int num_tiles_ = 0, max_tile_rows_ = 0, max_ctx_ = 0, splits_ = 1;
   std::vector<kernels::cuda::AttentionTile> host_tiles_;
+  std::map<GraphKey, GraphEntry> graphs_;
+  long long graph_clock_ = 0;
+  GraphStats graph_stats_;
 };
 
 }  // namespace kvgate::decoder

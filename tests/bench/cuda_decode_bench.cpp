@@ -6,10 +6,19 @@
 //               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
-//   prefill     tokens/s of one sequence's prefill at `--prefill N` tokens (chunks of 512)
+//               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights)
+//   profile     (--profile) the pieces of a batch-1 and batch-32 step one at a time, 36 launches over
+//               the 36 layers' weights: separate q/k/v and gate/up GEMMs against the fused ones, the
+//               o/down GEMMs (residual in the epilogue), the lm head, argmax, the small kernels, and
+//               one forward launched eagerly against its graph replay
+//   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens (chunks of 512) per
+//               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
+//               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
 //
 // cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
-//                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N]
+//                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
+//                   [--batches 1,32] [--profile] [--prefill-formats a,b,...]
+//                   [--prefill-kernels tensor_core,bf16x3,generic]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -94,7 +103,9 @@ struct AttnResult {
 };
 
 // Decode attention over `total` cached tokens split into sequences of `ctx`.
-AttnResult bench_attention(const std::string& format, int ctx, int total, int reps) {
+// split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
+AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0) {
+  if (split_ctx <= 0) split_ctx = ctx;
   const int heads = 32, kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
   const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
   kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
@@ -135,10 +146,10 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
   dq.upload(qpos.data());
   kk::DeviceBuffer<float> q(static_cast<std::size_t>(batch) * heads * d), out(q.size());
   kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
-  const int splits = kc::attention_splits(batch, kv_heads, ctx, 64);
+  const int splits = kc::attention_splits(batch, kv_heads, split_ctx, 64);
   kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(batch, kv_heads, splits, d));
   const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = batch,
-                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = ctx,
+                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = split_ctx,
                                  .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
                                  .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
                                  .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get()};
@@ -147,6 +158,96 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
   KV_CUDA_CHECK(cudaDeviceSynchronize());
   const double bytes = static_cast<double>(batch) * ctx * kv_heads * (lc.k_bytes + lc.v_bytes);
   return {format, ctx, ms, bytes, bytes / (ms * 1e-3) / 1e12};
+}
+
+// One piece of a decode step timed alone: `fn(layer)` for the 36 layers back to back, per launch.
+struct ProfileRow {
+  std::string what;
+  double us, bytes;  // per launch; bytes: weights read (0: not a GEMM)
+};
+
+void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int batch, int reps, double bw) {
+  const int L = cfg.num_layers, h = cfg.hidden_size, d = cfg.head_dim, qw = cfg.num_heads * d, kw = cfg.num_kv_heads * d,
+            inter = cfg.intermediate_size, vocab = cfg.vocab_size;
+  kc::Gemm gemm;
+  cudaStream_t s = nullptr;
+  KV_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const std::size_t R = batch;
+  kk::DeviceBuffer<std::uint16_t> xb(R * std::max(h, inter));
+  kk::DeviceBuffer<float> x(R * h), y(R * 2 * inter), q(R * qw), k(R * kw), v(R * kw), logits(R * vocab);
+  kk::DeviceBuffer<int> pos(R), ids(R);
+  kc::fill_random(xb.get(), static_cast<std::int64_t>(xb.size()), kc::GemmType::kBf16, 7, 1.0f, 0.0f, s);
+  kc::fill_random(x.get(), static_cast<std::int64_t>(x.size()), kc::GemmType::kF32, 8, 1.0f, 0.0f, s);
+  kc::fill_random(y.get(), static_cast<std::int64_t>(y.size()), kc::GemmType::kF32, 9, 1.0f, 0.0f, s);
+  std::vector<int> hp(R, 2048);
+  pos.upload(hp.data());
+  const std::size_t e = 2;  // bf16 weights
+  auto part = [&](const void* base, std::size_t row0) { return static_cast<const char*>(base) + row0 * h * e; };
+  Timer t;
+  std::vector<ProfileRow> rows;
+  auto time = [&](const std::string& what, double bytes, auto fn) {
+    const double ms = t.median_ms(2, reps, s, [&] {
+      for (int l = 0; l < L; ++l) fn(l);
+    });
+    rows.push_back({what, ms * 1e3 / L, bytes});
+  };
+  const int n = batch;
+  time("q, k, v: 3 GEMMs", double(qw + 2 * kw) * h * e, [&](int l) {
+    const auto& W = w.layers[l];
+    gemm.run(w.type, xb.get(), part(W.qkv, 0), nullptr, y.get(), n, h, qw, s);
+    gemm.run(w.type, xb.get(), part(W.qkv, qw), nullptr, y.get(), n, h, kw, s);
+    gemm.run(w.type, xb.get(), part(W.qkv, qw + kw), nullptr, y.get(), n, h, kw, s);
+  });
+  time("qkv: 1 fused GEMM", double(qw + 2 * kw) * h * e,
+       [&](int l) { gemm.run(w.type, xb.get(), w.layers[l].qkv, nullptr, y.get(), n, h, qw + 2 * kw, s); });
+  time("gate, up: 2 GEMMs", 2.0 * inter * h * e, [&](int l) {
+    gemm.run(w.type, xb.get(), part(w.layers[l].gate_up, 0), nullptr, y.get(), n, h, inter, s);
+    gemm.run(w.type, xb.get(), part(w.layers[l].gate_up, inter), nullptr, y.get(), n, h, inter, s);
+  });
+  time("gate_up: 1 fused GEMM", 2.0 * inter * h * e,
+       [&](int l) { gemm.run(w.type, xb.get(), w.layers[l].gate_up, nullptr, y.get(), n, h, 2 * inter, s); });
+  time("o GEMM, then add", double(h) * qw * e, [&](int l) {
+    gemm.run(w.type, xb.get(), w.layers[l].o, nullptr, y.get(), n, qw, h, s);
+    kc::add(x.get(), y.get(), static_cast<std::int64_t>(n) * h, s);
+  });
+  time("o GEMM, x += (epilogue)", double(h) * qw * e,
+       [&](int l) { gemm.run(w.type, xb.get(), w.layers[l].o, nullptr, x.get(), n, qw, h, s, true); });
+  time("down GEMM, x += (epilogue)", double(h) * inter * e,
+       [&](int l) { gemm.run(w.type, xb.get(), w.layers[l].down, nullptr, x.get(), n, inter, h, s, true); });
+  time("lm head GEMM", double(vocab) * h * e,
+       [&](int) { gemm.run(w.type, xb.get(), w.lm_head, nullptr, logits.get(), n, h, vocab, s); });
+  kk::DeviceBuffer<char> argmax_ws(kc::argmax_workspace_bytes(n));
+  time("argmax, one block a row", 0, [&](int) { kc::argmax_rows(logits.get(), n, vocab, ids.get(), s); });
+  time("argmax, 64 chunks then merge", 0,
+       [&](int) { kc::argmax_rows_chunked(logits.get(), n, vocab, ids.get(), argmax_ws.get(), s); });
+  time("rmsnorm (hidden, to bf16)", 0,
+       [&](int l) { kc::rmsnorm(x.get(), w.layers[l].input_norm, n, h, 1e-6f, nullptr, xb.get(), s); });
+  time("qkv_split (q/k norm, RoPE)", 0, [&](int l) {
+    kc::qkv_split({.qkv = y.get(), .q_norm = w.layers[l].q_norm, .k_norm = w.layers[l].k_norm, .positions = pos.get(),
+                   .inv_freq = w.inv_freq, .rows = n, .q_heads = cfg.num_heads, .kv_heads = cfg.num_kv_heads, .head_dim = d,
+                   .q = q.get(), .k = k.get(), .v = v.get()},
+                  s);
+  });
+  time("swiglu_fused (to bf16)", 0, [&](int) { kc::swiglu_fused(y.get(), n, inter, nullptr, nullptr, nullptr, xb.get(), s); });
+  time("to_bf16 (attention out)", 0, [&](int) { kc::to_bf16(q.get(), static_cast<std::int64_t>(n) * qw, xb.get(), s); });
+  KV_CUDA_CHECK(cudaStreamSynchronize(s));
+  KV_CUDA_CHECK(cudaStreamDestroy(s));
+  // One layer's decode attention (bf16 cache, 2048 tokens a sequence), its split count sized for
+  // the forward's bucket (4096) and for the exact context.
+  for (const int split_ctx : {4096, 2049}) {
+    const AttnResult a = bench_attention("bf16", 2048, 2048 * batch, reps, split_ctx);
+    rows.push_back({"attention bf16 2K, splits@" + std::to_string(split_ctx), a.ms * 1e3, 0});
+  }
+  std::printf("\nprofile, batch %d: each piece alone, 36 launches back to back (per launch; GEMMs: weight bytes / time)\n", batch);
+  std::printf("%-30s %10s %10s %8s\n", "piece", "us", "TB/s", "of_copy");
+  for (const auto& r : rows) {
+    if (r.bytes > 0)
+      std::printf("%-30s %10.2f %10.3f %7.1f%%\n", r.what.c_str(), r.us, r.bytes / (r.us * 1e-6) / 1e12,
+                  100.0 * r.bytes / (r.us * 1e-6) / bw);
+    else
+      std::printf("%-30s %10.2f %10s %8s\n", r.what.c_str(), r.us, "-", "-");
+  }
+  std::fflush(stdout);
 }
 
 kvgate::decoder::ModelConfig qwen3_8b() {
@@ -166,8 +267,12 @@ int main(int argc, char** argv) try {
                                       "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"};
   std::vector<int> contexts = {8192, 32768, 131072};
   std::vector<std::string> decode_formats = {"bf16", "fp8_e4m3", "int4_per_token_head"};
-  bool model = true;
-  int prefill = 32768, decode_ctx = 4096, reps = 20;
+  bool model = true, profile_steps = false;
+  std::vector<int> prefills = {32768};
+  std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
+  std::vector<bool> graph_modes = {true};
+  std::vector<int> batches = {1, 32};
+  int decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -180,9 +285,30 @@ int main(int argc, char** argv) try {
       contexts.clear();
       for (const auto& c : split(next())) contexts.push_back(std::stoi(c));
     } else if (a == "--no-model") model = false;
-    else if (a == "--prefill") prefill = std::stoi(next());
+    else if (a == "--prefill") {
+      prefills.clear();
+      for (const auto& c : split(next()))
+        if (std::stoi(c) > 0) prefills.push_back(std::stoi(c));
+    } else if (a == "--prefill-formats") prefill_formats = split(next());
+    else if (a == "--prefill-kernels") {
+      prefill_kernels = split(next());
+      for (const auto& k : prefill_kernels)
+        if (k != "tensor_core" && k != "bf16x3" && k != "generic")
+          throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3 or generic, not " + k);
+    }
     else if (a == "--decode-context") decode_ctx = std::stoi(next());
     else if (a == "--reps") reps = std::stoi(next());
+    else if (a == "--profile") profile_steps = true;
+    else if (a == "--batches") {
+      batches.clear();
+      for (const auto& b : split(next())) batches.push_back(std::stoi(b));
+    } else if (a == "--graphs") {
+      graph_modes.clear();
+      for (const auto& g : split(next())) {
+        if (g != "on" && g != "off") throw kvgate::Error("--graphs takes on, off or off,on");
+        graph_modes.push_back(g == "on");
+      }
+    }
     else throw kvgate::Error("unknown option " + a);
   }
   std::printf("device: %s\n", kk::cuda_describe().c_str());
@@ -204,9 +330,13 @@ int main(int argc, char** argv) try {
     const auto cfg = qwen3_8b();
     auto w = CudaWeights::random(cfg, 42, kc::GemmType::kBf16);
     std::printf("\nrandom Qwen3-8B-shaped model on the device: %.2f GB of weights read per step\n", w->bytes / 1e9);
-    std::printf("%-8s %6s %8s %12s %12s %12s %8s\n", "kv", "batch", "context", "ms/step", "tokens/s", "floor_tok/s", "of_floor");
+    if (profile_steps)
+      for (int batch : batches) profile(cfg, *w, batch, reps, bw);
+    std::printf("\nend-to-end decode (fused QKV and gate/up GEMMs; graphs: each step replayed as one CUDA graph)\n");
+    std::printf("%-8s %6s %8s %6s %12s %12s %12s %8s %9s\n", "kv", "batch", "context", "graphs", "ms/step", "tokens/s",
+                "floor_tok/s", "of_floor", "captured");
     for (const std::string& f : decode_formats)
-      for (int batch : {1, 32}) {
+      for (int batch : batches) {
         CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = batch, .max_context = decode_ctx + 64});
         // Prefill every sequence to decode_ctx tokens (random ids), then time decode steps.
         kvgate::Rng rng(9);
@@ -229,24 +359,34 @@ int main(int argc, char** argv) try {
           ds[s] = s;
           dp[s] = decode_ctx;
         }
-        Timer t;
-        int step = 0;
-        const int steps = 16;
-        const double ms = t.median_ms(2, steps, fw.stream(), [&] {
-          for (int s = 0; s < batch; ++s) dp[s] = decode_ctx + (step % 60);
-          ++step;
-          fw.forward(dt, ds, dp, 0);
-          fw.argmax(batch, ids.data());
-        });
-        const double kv_bytes = static_cast<double>(batch) * decode_ctx *
-                                kk::resolve_kv_format({f, nlohmann::json::object()}, {.layers = cfg.num_layers, .kv_heads = 8, .head_dim = 128}).bytes_per_token();
-        const double floor_s = (w->bytes + kv_bytes) / bw;
-        std::printf("%-8s %6d %8d %12.3f %12.1f %12.1f %7.1f%%\n", f.substr(0, 8).c_str(), batch, decode_ctx, ms,
-                    batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3));
-        std::fflush(stdout);
+        for (bool graphs : graph_modes) {
+          fw.set_cuda_graphs(graphs);
+          Timer t;
+          int step = 0;
+          const int steps = 16;
+          const double ms = t.median_ms(2, steps, fw.stream(), [&] {
+            for (int s = 0; s < batch; ++s) dp[s] = decode_ctx + (step % 60);
+            ++step;
+            fw.forward(dt, ds, dp, 0, /*greedy=*/true);
+            fw.ids_to_host(batch, ids.data());
+          });
+          const double kv_bytes = static_cast<double>(batch) * decode_ctx *
+                                  kk::resolve_kv_format({f, nlohmann::json::object()}, {.layers = cfg.num_layers, .kv_heads = 8, .head_dim = 128}).bytes_per_token();
+          const double floor_s = (w->bytes + kv_bytes) / bw;
+          std::printf("%-8s %6d %8d %6s %12.3f %12.1f %12.1f %7.1f%% %9d\n", f.substr(0, 8).c_str(), batch, decode_ctx,
+                      graphs ? "on" : "off", ms, batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3),
+                      fw.graph_stats().captured);
+          std::fflush(stdout);
+        }
       }
-    if (prefill > 0) {
-      CudaForward fw(cfg, w, {.kv = {"bf16", nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill});
+    if (!prefills.empty()) std::printf("\nprefill of one sequence, chunks of 512 rows\n%-22s %-12s %8s %10s %10s\n", "kv", "attention", "tokens", "seconds", "tokens/s");
+    for (const int prefill : prefills)
+      for (const std::string& f : prefill_formats)
+        for (const std::string& kernel : prefill_kernels) {
+      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill,
+                              .prefill = kernel == "generic"  ? kc::PrefillKernel::kGeneric
+                                         : kernel == "bf16x3" ? kc::PrefillKernel::kBf16x3
+                                                              : kc::PrefillKernel::kTensorCore});
       std::vector<int> toks(512), seqs(512, 0), pos(512);
       kvgate::Rng rng(5);
       Timer t;
@@ -263,9 +403,9 @@ int main(int argc, char** argv) try {
           fw.forward(toks, seqs, pos, n - 1);
         }
       });
-      std::printf("\nprefill of %d tokens (bf16 KV, chunks of 512): %.2f s, %.0f tokens/s\n", prefill, ms * 1e-3,
-                  prefill / (ms * 1e-3));
-    }
+      std::printf("%-22s %-12s %8d %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, ms * 1e-3, prefill / (ms * 1e-3));
+      std::fflush(stdout);
+        }
   }
   return 0;
 } catch (const std::exception& e) {

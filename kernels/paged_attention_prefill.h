@@ -1,0 +1,27 @@
+// The tensor-core prefill path of paged_attention (kv_paged_cuda.h): tiles of several query rows
+// (prefill chunks) with head_dim 64 or 128, every slot format but fp32 (kivi2 has no slots), exact
+// mode only (no engine emulation), on sm_80 or newer. paged_attention() dispatches here when
+// prefill_attention_supported() says so (and the "prefill": "generic" switch is off); the rest runs
+// the generic shared-memory kernel. Only in a CUDA build (KVGATE_HAVE_CUDA).
+#pragma once
+#if defined(KVGATE_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include "kv_paged_cuda.h"
+
+namespace kvgate::kernels::cuda {
+
+// True when prefill_attention() takes this call (codec, shape, tile rows, device).
+bool prefill_attention_supported(const KvLayerCodec& codec, const PagedAttentionArgs& a);
+
+// The split count prefill_attention() uses when paged_attention() would use `splits` (never more,
+// so the workspace sized for `splits` suffices): a.splits when fixed, else enough blocks for two
+// waves.
+int prefill_attention_splits(const PagedAttentionArgs& a, int splits);
+
+// Writes each tile's partial results per split into a.workspace in the generic kernel's layout
+// ((m, l) and the unnormalized accumulator per query vector); paged_attention() merges them.
+void prefill_attention(const KvLayerCodec& codec, const PagedAttentionArgs& a, int splits, cudaStream_t s);
+
+}  // namespace kvgate::kernels::cuda
+#endif
