@@ -36,7 +36,7 @@ mrcr_scores() { python3 -c 'import json,sys; print(sum(json.loads(l).get("score"
     d=$device; [[ $f == kivi2 ]] && d=cpu
     run "$f" "$d" "$out/tasks/multicode.jsonl" "$f" || continue
     "$kvgate" compare "$out/runs/bf16" "$out/runs/$f" --json "$out/compare/$f.json" >"$out/compare/$f.txt" 2>&1 || true
-    [[ $d == "$device" && $mrcr_total != 0 ]] && { run "$f" "$d" "$out/tasks/mrcr.jsonl" "$f-mrcr" || true; }
+    if [[ $d == "$device" && $mrcr_total != 0 ]]; then run "$f" "$d" "$out/tasks/mrcr.jsonl" "$f-mrcr" || true; fi
   done
 } | tee "$out/summary.txt"
 python3 - "$out" "${formats[@]}" <<'EOF' | tee -a "$out/summary.txt"
