@@ -11,6 +11,7 @@
 #include "compare/comparison_json.h"
 #include "compare/text_table.h"
 #include "core/error.h"
+#include "stats/normal.h"
 #include "test_util.h"
 
 using namespace kvgate;
@@ -209,7 +210,13 @@ TEST_CASE("compare: repeats are averaged per trial and gate with Fieller", "[com
   CHECK(t.max_repeats == 3);
   CHECK(t.trials == 120);
   CHECK(t.results == 360);
+  // 17 trials lost a third of their score: 17 effective differing units >= z^2, so Fieller's
+  // bound on the observed variance stands, untouched by the variance floor.
   CHECK(t.ratio.method == "fieller");
+  REQUIRE(t.ratio.floor);
+  CHECK(t.ratio.floor->differing_units == Approx(17.0).epsilon(1e-9));
+  CHECK(t.ratio.floor->loss_bound == 0.0);
+  CHECK(t.ratio.lcb == t.ratio.floor->observed_lcb);
   CHECK(t.clusters == 120);
   const TrialPair& first = t.trial_pairs.front();  // m/0: repeats 0,1,2 -> base 0,1,1
   CHECK(first.id == "m/0");
@@ -284,7 +291,12 @@ TEST_CASE("compare: a `cluster` field makes trials share a cluster", "[compare]"
   CHECK(t.cluster_field);
   CHECK(t.clusters == 15);
   CHECK(t.buckets[0].clusters == 15);
+  // Every conversation scores about 0.01 lower, spread over all 15: a measured spread, not a
+  // degenerate one (the floor is off from z^2 = 2.7 differing units on); the units are clusters.
   CHECK(t.ratio.method == "fieller");
+  REQUIRE(t.ratio.floor);
+  CHECK(t.ratio.floor->units == Approx(15.0).margin(0.01));  // the clusters, not the 60 trials
+  CHECK(t.ratio.floor->differing_units > 2.7);
   base.dir->results.records[0].extra["cluster"] = nlohmann::json::array();
   CHECK_THROWS_AS(run({base, cand}), Error);
 }

@@ -272,7 +272,7 @@ FlooredFiellerTest floored_table(const PairedCounts& t, std::uint32_t per_cluste
   const std::size_t clusters = (c.size() + per_cluster - 1) / per_cluster;
   const MeanCovariance v = clustered_mean_covariance(c, b, cluster, clusters, true);
   const RatioMoments m{.mean_c = mean(c), .mean_b = mean(b), .var_c = v.xx, .var_b = v.yy, .cov = v.xy};
-  return floored_fieller_test(m, unit_square_sum(b, cluster, clusters), margin, 0.05);
+  return floored_fieller_test(m, unit_sums(c, b, cluster, clusters), margin, 0.05);
 }
 }  // namespace
 
@@ -320,30 +320,36 @@ TEST_CASE("fieller floor: no paired difference, one bucket: Tang's bound, below 
   CHECK_VEC(clustered.test.interval.bounds.lo, 0.68921601869408563);
 }
 
-TEST_CASE("fieller floor: one or two discordant pairs move toward Tang; three or more leave Fieller as it was",
+TEST_CASE("fieller floor: observed differences replace the z^2 pseudo-events; three or more leave Fieller as it was",
           "[stats][fieller][floor]") {
-  // mpmath (lcb, observed lcb, Tang): (29,0,1,0) 0.883942, 0.911838, 0.863596; (29,1,0,0) 0.949127,
-  // 0.978957, 0.946207; (28,1,1,0) 0.914667, 0.921555, 0.888020.
+  // q = max(0, z^2 - k) / (units + z^2), k = discordant pairs. mpmath (lcb, observed lcb, Tang):
+  // (29,0,1,0) 0.899900, 0.911838, 0.863596; (29,1,0,0) 0.965564, 0.978957, 0.946207.
   struct Row {
     PairedCounts t;
     double lcb, observed;
   };
-  const Row near[] = {{{29, 0, 1, 0}, 0.88394235854156733, 0.91183821243495091},
-                      {{29, 1, 0, 0}, 0.94912692547659321, 0.97895719670253741},
-                      {{28, 1, 1, 0}, 0.91466654851658319, 0.92155483567955229}};
+  const Row near[] = {{{29, 0, 1, 0}, 0.89990033726277545, 0.91183821243495091},
+                      {{29, 1, 0, 0}, 0.96556356442976541, 0.97895719670253741}};
   for (const Row& row : near) {
     INFO(row.t.n11 << "," << row.t.n_c << "," << row.t.n_b << "," << row.t.n00);
     const FlooredFiellerTest f = floored_table(row.t);
     CHECK(f.floor_lcb);
+    CHECK_VEC(f.floor.differing_units, 1.0);
+    CHECK_VEC(f.floor.loss_bound, (kZ95 * kZ95 - 1) / (f.floor.units + kZ95 * kZ95));
     CHECK_VEC(f.test.interval.bounds.lo, row.lcb);
     CHECK_VEC(f.observed.interval.bounds.lo, row.observed);
     CHECK(f.test.interval.bounds.lo >= tang_test(row.t, 0.95, 0.05).bounds.lo);
   }
-  // Losing one trial of 30 gives a lower bound than losing none (monotone), gaining one a higher.
-  CHECK(floored_table({29, 0, 1, 0}).test.interval.bounds.lo < floored_table({30, 0, 0, 0}).test.interval.bounds.lo);
+  // Monotone in the losses of 30 trials: none 0.917, one 0.900, two 0.857, three 0.808; one gain 0.966.
+  double prev = 1.0;
+  for (const PairedCounts& t : {PairedCounts{30, 0, 0, 0}, PairedCounts{29, 0, 1, 0}, PairedCounts{28, 0, 2, 0}, PairedCounts{27, 0, 3, 0}}) {
+    const double lo = floored_table(t).test.interval.bounds.lo;
+    CHECK(lo < prev);
+    prev = lo;
+  }
   CHECK(floored_table({29, 1, 0, 0}).test.interval.bounds.lo > floored_table({30, 0, 0, 0}).test.interval.bounds.lo);
-  // Enough discordant pairs: the observed variance is above the floor, the bounds are Fieller's.
-  for (const PairedCounts& t : {PairedCounts{27, 0, 3, 0}, kCavo, kLlm, kSmall}) {
+  // Enough discordant pairs: no floor at all (q = 0 from k >= z^2), the bounds are Fieller's.
+  for (const PairedCounts& t : {PairedCounts{28, 0, 2, 0}, PairedCounts{28, 1, 1, 0}, PairedCounts{27, 0, 3, 0}, kCavo, kLlm, kSmall}) {
     INFO(t.n11 << "," << t.n_c << "," << t.n_b << "," << t.n00);
     const FlooredFiellerTest f = floored_table(t);
     CHECK_FALSE(f.floor_lcb);
@@ -351,8 +357,10 @@ TEST_CASE("fieller floor: one or two discordant pairs move toward Tang; three or
     CHECK(f.test.interval.bounds.lo == f.observed.interval.bounds.lo);
     CHECK(f.test.interval.bounds.hi == f.observed.interval.bounds.hi);
     CHECK(f.test.z_margin == f.observed.z_margin);
+    if (t.n_b + t.n_c >= 3) CHECK(f.floor.loss_bound == 0.0);
   }
   CHECK_VEC(floored_table({27, 0, 3, 0}).test.interval.bounds.lo, 0.80836750484744879);
+  CHECK_VEC(floored_table(kLlm).test.interval.bounds.lo, 0.95934537554005146);  // Fieller, CR1 moments
 }
 
 TEST_CASE("fieller floor: AUC-weighted units, fractional scores, bad input", "[stats][fieller][floor]") {
@@ -370,7 +378,7 @@ TEST_CASE("fieller floor: AUC-weighted units, fractional scores, bad input", "[s
     // All pass: the means are 1, every (co)variance 0; U_k = sum b^2 / n_k^2 = 1 / n_k.
     const RatioMoments m{.mean_c = 1.0, .mean_b = 1.0};
     const double u = w2 / static_cast<double>(row.n1) + w2 / static_cast<double>(row.n2);
-    const FlooredFiellerTest f = floored_fieller_test(m, u, 0.95, 0.05);
+    const FlooredFiellerTest f = floored_fieller_test(m, {.ref_squares = u}, 0.95, 0.05);
     CHECK_VEC(f.floor.units, row.units);
     CHECK_VEC(f.test.interval.bounds.lo, row.lcb);
   }
@@ -380,17 +388,26 @@ TEST_CASE("fieller floor: AUC-weighted units, fractional scores, bad input", "[s
   for (std::uint32_t i = 0; i < 30; ++i) cluster[i] = i;
   const MeanCovariance v = clustered_mean_covariance(half, half, cluster, 30, true);
   const FlooredFiellerTest f = floored_fieller_test({.mean_c = 0.5, .mean_b = 0.5, .var_c = v.xx, .var_b = v.yy, .cov = v.xy},
-                                                    unit_square_sum(half, cluster, 30), 0.95, 0.05);
+                                                    unit_sums(half, half, cluster, 30), 0.95, 0.05);
   CHECK_VEC(f.floor.units, 30.0);
   CHECK_VEC(f.test.interval.bounds.lo, 0.91727569187490067);
-  // A candidate that loses everything: the floor widens the upper bound off 0, still far below 0.95.
-  const FlooredFiellerTest lost = floored_fieller_test({.mean_c = 0.0, .mean_b = 1.0}, 1.0 / 24, 0.95, 0.05);
-  CHECK(lost.test.interval.bounds.lo == 0.0);
-  CHECK(lost.test.interval.bounds.hi > 0.0);
-  CHECK(lost.test.interval.bounds.hi < 0.2);
-  CHECK(lost.floor_ucb);
-  CHECK_THROWS_AS(loss_floor({.mean_c = 1.0, .mean_b = 1.0}, 0.0, kZ95), std::invalid_argument);
-  CHECK_THROWS_AS(loss_floor({.mean_c = 1.0, .mean_b = 0.0}, 0.1, kZ95), std::invalid_argument);
-  CHECK_THROWS_AS(unit_square_sum(half, std::vector<std::uint32_t>(29, 0), 1), std::invalid_argument);
-  CHECK_THROWS_AS(unit_square_sum(half, cluster, 10), std::invalid_argument);  // id out of range
+  // A candidate that loses all of 24 trials: 24 differing units, no floor; the bounds are [0, 0].
+  std::vector<double> zero(24, 0.0), one(24, 1.0);
+  std::vector<std::uint32_t> ids(24);
+  for (std::uint32_t i = 0; i < 24; ++i) ids[i] = i;
+  const UnitSums all_lost = unit_sums(zero, one, ids, 24);
+  CHECK_VEC(all_lost.differing_units(), 24.0);
+  const FlooredFiellerTest lost = floored_fieller_test({.mean_c = 0.0, .mean_b = 1.0}, all_lost, 0.95, 0.05);
+  CHECK(lost.floor.loss_bound == 0.0);
+  CHECK(lost.test.interval.bounds.hi == 0.0);
+  // Sums across buckets: squares with w^2, fourth powers with w^4 (two equal buckets, w = 1/2:
+  // twice the units of one).
+  UnitSums two;
+  two.add(all_lost, 0.5);
+  two.add(all_lost, 0.5);
+  CHECK_VEC(two.differing_units(), 48.0);
+  CHECK_THROWS_AS(loss_floor({.mean_c = 1.0, .mean_b = 1.0}, {}, kZ95), std::invalid_argument);
+  CHECK_THROWS_AS(loss_floor({.mean_c = 1.0, .mean_b = 0.0}, {.ref_squares = 0.1}, kZ95), std::invalid_argument);
+  CHECK_THROWS_AS(unit_sums(half, half, std::vector<std::uint32_t>(29, 0), 1), std::invalid_argument);
+  CHECK_THROWS_AS(unit_sums(half, half, cluster, 10), std::invalid_argument);  // id out of range
 }

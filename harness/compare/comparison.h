@@ -104,6 +104,7 @@ struct Flips {
 // that of a hidden loss process that `units` units without an observed loss cannot exclude.
 struct VarianceFloor {
   double units = 0.0;       // effective independent units at risk (reference-score weighted)
+  double differing_units = 0.0;  // effective units with a paired difference (>= z^2: no floor)
   double loss_bound = 0.0;  // q = z^2 / (units + z^2): the hidden loss fraction the floor assumes
   double observed_lcb = 0.0;             // Fieller's bounds on the observed variances alone
   std::optional<double> observed_ucb{};  // empty = unbounded

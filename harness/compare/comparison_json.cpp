@@ -25,7 +25,8 @@ json ratio_bound(const RatioBound& r) {
   if (r.z_margin) j["z_margin"] = num(r.z_margin);
   if (r.p_value) j["p_value"] = num(r.p_value);
   if (r.floor)
-    j["floor"] = {{"units", num(r.floor->units)},           {"loss_bound", num(r.floor->loss_bound)},
+    j["floor"] = {{"units", num(r.floor->units)},           {"differing_units", num(r.floor->differing_units)},
+                  {"loss_bound", num(r.floor->loss_bound)},
                   {"observed_lcb", num(r.floor->observed_lcb)}, {"observed_ucb", num(r.floor->observed_ucb)},
                   {"lowered_lcb", r.floor->lowered_lcb},     {"raised_ucb", r.floor->raised_ucb}};
   if (r.method == "bootstrap") {
