@@ -261,3 +261,41 @@ TEST_CASE("stats mcnemar prints exact, midp, chi2, chi2_cc as JSON", "[stats][e2
   CHECK(run_kvgate({"stats", "mcnemar", "-1", "3"}).exit_code == 2);
   CHECK(run_kvgate({"stats", "mcnemar", "x", "3"}).exit_code == 2);
 }
+
+TEST_CASE("compare e2e: no paired difference at 4K/8K is INCONCLUSIVE with the floored bound, in every report",
+          "[compare][e2e][floor]") {
+  // The demo model's case: 20 trials at 4K and 4 at 8K, all passing with bf16 and fp8. Before the
+  // variance floor: AUC ratio 1.000 [1.000], PASS; now lcb 0.831313 (13.3 effective trials, mpmath
+  // in tests/tools/stats_reference_values.py) and 93 trials without a loss would pass.
+  kvtest::TempDir tmp;
+  for (const char* label : {"bf16", "fp8"}) {
+    fs::create_directories(tmp.file(label));
+    kvtest::write_text(tmp.file(std::string(label) + "/run.json"), std::string("{\"label\":\"") + label + "\"}\n");
+    std::string lines;
+    for (int bucket : {4096, 8192})
+      for (int i = 0; i < (bucket == 4096 ? 20 : 4); ++i)
+        lines += "{\"id\":\"m/" + std::to_string(bucket) + "/" + std::to_string(i) + "\",\"task\":\"multicode\",\"bucket\":" +
+                 std::to_string(bucket) + ",\"repeat\":0,\"score\":1.0,\"passed\":true,\"error\":null}\n";
+    kvtest::write_text(tmp.file(std::string(label) + "/results.jsonl"), lines);
+  }
+  auto r = run_kvgate({"compare", tmp.file("bf16"), tmp.file("fp8"), "--json", tmp.file("c.json"), "--markdown", tmp.file("c.md"),
+                       "--html", tmp.file("c.html"), "--junit", tmp.file("c.xml")});
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.out, contains("INCONCLUSIVE"));
+  CHECK_THAT(r.out, contains("0.831"));
+  CHECK_THAT(r.out, contains("about 69 more paired trials (93 in all"));
+  const json t = json::parse(kvtest::read_text(tmp.file("c.json")))["pairs"][0]["tasks"][0];
+  CHECK(t["ratio"]["method"] == "fieller_floor");
+  CHECK(t["ratio"]["lcb"].get<double>() == Approx(0.83131340866612204).epsilon(1e-9));
+  CHECK(t["ratio"]["floor"]["observed_lcb"].get<double>() == Approx(1.0));
+  CHECK(t["ratio"]["floor"]["loss_bound"].get<double>() == Approx(0.16868659133387796).epsilon(1e-6));
+  CHECK(t["ratio"]["floor"]["differing_units"].get<double>() == 0.0);
+  CHECK(t["power"]["trials_needed"] == 93);
+  const std::string md = kvtest::read_text(tmp.file("c.md")), html = kvtest::read_text(tmp.file("c.html"));
+  CHECK_THAT(md, contains("fieller\\_floor"));  // Markdown escapes the underscore
+  CHECK_THAT(md, contains("no paired trial differs, so the bound is what 13.3 effective trials without a loss can show"));
+  CHECK_THAT(md, contains("0.831"));
+  CHECK_THAT(html, contains("fieller_floor"));
+  CHECK_THAT(html, contains("0.8313"));
+  CHECK_THAT(kvtest::read_text(tmp.file("c.xml")), contains("INCONCLUSIVE"));
+}

@@ -11,6 +11,7 @@
 #include "compare/comparison_json.h"
 #include "compare/text_table.h"
 #include "core/error.h"
+#include "stats/normal.h"
 #include "test_util.h"
 
 using namespace kvgate;
@@ -209,7 +210,13 @@ TEST_CASE("compare: repeats are averaged per trial and gate with Fieller", "[com
   CHECK(t.max_repeats == 3);
   CHECK(t.trials == 120);
   CHECK(t.results == 360);
+  // 17 trials lost a third of their score: 17 effective differing units >= z^2, so Fieller's
+  // bound on the observed variance stands, untouched by the variance floor.
   CHECK(t.ratio.method == "fieller");
+  REQUIRE(t.ratio.floor);
+  CHECK(t.ratio.floor->differing_units == Approx(17.0).epsilon(1e-9));
+  CHECK(t.ratio.floor->loss_bound == 0.0);
+  CHECK(t.ratio.lcb == t.ratio.floor->observed_lcb);
   CHECK(t.clusters == 120);
   const TrialPair& first = t.trial_pairs.front();  // m/0: repeats 0,1,2 -> base 0,1,1
   CHECK(first.id == "m/0");
@@ -284,7 +291,12 @@ TEST_CASE("compare: a `cluster` field makes trials share a cluster", "[compare]"
   CHECK(t.cluster_field);
   CHECK(t.clusters == 15);
   CHECK(t.buckets[0].clusters == 15);
+  // Every conversation scores about 0.01 lower, spread over all 15: a measured spread, not a
+  // degenerate one (the floor is off from z^2 = 2.7 differing units on); the units are clusters.
   CHECK(t.ratio.method == "fieller");
+  REQUIRE(t.ratio.floor);
+  CHECK(t.ratio.floor->units == Approx(15.0).margin(0.01));  // the clusters, not the 60 trials
+  CHECK(t.ratio.floor->differing_units > 2.7);
   base.dir->results.records[0].extra["cluster"] = nlohmann::json::array();
   CHECK_THROWS_AS(run({base, cand}), Error);
 }
@@ -477,4 +489,121 @@ TEST_CASE("compare JSON: every field name is documented in docs/compare-json.md"
   walk(j);
   INFO("undocumented: " << nlohmann::json(missing).dump());
   CHECK(missing.empty());
+}
+
+// ---- Zero paired variance: Fieller's variance floor (stats/variance_floor.h). Expected values:
+// tests/tools/stats_reference_values.py, "Fieller's variance floor" (mpmath).
+namespace {
+// Every trial passes on both sides, in length buckets of the given sizes (repeats per trial).
+std::pair<Run, Run> all_pass(const std::vector<std::pair<std::int64_t, int>>& buckets, int repeats = 1) {
+  Run base("bf16"), cand("fp8");
+  for (const auto& [bucket, n] : buckets)
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < repeats; ++k) {
+        const std::string id = "m/" + std::to_string(bucket) + "/" + std::to_string(i);
+        base.add(id, "multicode", bucket, 1.0, k);
+        cand.add(id, "multicode", bucket, 1.0, k);
+      }
+  return {base, cand};
+}
+}  // namespace
+
+TEST_CASE("compare: no paired difference over 24 trials (the demo model's 4K/8K AUC) is INCONCLUSIVE, not a 1.000 PASS",
+          "[compare][floor]") {
+  // 20 trials at 4K and 4 at 8K, AUC weights 1/2, 1/2: 1 / (0.25/20 + 0.25/4) = 13.33 effective
+  // units; lcb = 13.33 / (13.33 + z^2) = 0.831313 (mpmath). Before the floor: [1.000, 1.000], PASS.
+  auto [base, cand] = all_pass({{4096, 20}, {8192, 4}});
+  const Comparison c = run({base, cand});
+  const TaskComparison& t = only_task(c);
+  CHECK(t.metric == "auc");
+  CHECK(t.ratio_estimate == 1.0);
+  CHECK(t.ratio.method == "fieller_floor");
+  CHECK(t.ratio.lcb == Approx(0.83131340866612204).epsilon(1e-9));
+  REQUIRE(t.ratio.floor);
+  CHECK(t.ratio.floor->observed_lcb == Approx(1.0).epsilon(1e-12));
+  CHECK(t.ratio.floor->units == Approx(40.0 / 3).epsilon(1e-12));
+  CHECK(t.ratio.floor->lowered_lcb);
+  CHECK(t.verdict == Verdict::inconclusive);
+  // A run without a loss passes once units > z^2 0.95 / 0.05 = 51.40: 13.33 n' / 24 > 51.40, n' >= 93.
+  REQUIRE(t.power.trials_needed);
+  CHECK(*t.power.trials_needed == 93);
+  CHECK(*t.power.additional_trials == 69);
+  CHECK(t.power.mde_ratio > 0.1);
+  CHECK_THAT(t.reasons.back(), contains("fieller_floor"));
+  CHECK_THAT(t.reasons.back(), contains("13.3 effective trials without a loss"));
+  CHECK_THAT(t.reasons.back(), contains("about 69 more paired trials (93 in all"));
+  // A bucket's own bound (binary, single sample: Tang) is not 1 either: 20 / (20 + z^2) = 0.880817.
+  REQUIRE(t.buckets[0].ratio_bound);
+  CHECK(t.buckets[0].ratio_bound->method == "tang");
+  CHECK(t.buckets[0].ratio_bound->lcb == Approx(20 / (20 + stats::z_upper(0.05) * stats::z_upper(0.05))).epsilon(1e-9));
+  // The JSON records the floor.
+  const nlohmann::json j = to_json(c, {});
+  const nlohmann::json& r = j["pairs"][0]["tasks"][0]["ratio"];
+  CHECK(r["method"] == "fieller_floor");
+  CHECK(r["floor"]["units"].get<double>() == Approx(40.0 / 3));
+  CHECK(r["floor"]["observed_lcb"].get<double>() == Approx(1.0));
+  CHECK(r["floor"]["lowered_lcb"] == true);
+}
+
+TEST_CASE("compare: no paired difference: the bound rises toward 1 with n, and agrees with Tang on one bucket",
+          "[compare][floor]") {
+  const double z2 = stats::z_upper(0.05) * stats::z_upper(0.05);
+  // One bucket, binary, single sample: Tang gates (n / (n + z^2)); Fieller's cross-check agrees.
+  // Two repeats per trial: Fieller gates, units = the 30 trials (not 60 results), the same bound.
+  // Two buckets of 150: AUC, 300 units, PASS. mpmath: 0.648883, 0.917276, 0.991062.
+  for (int n : {5, 30, 300}) {
+    INFO("n = " << n);
+    const auto [base, cand] = all_pass({{0, n}});
+    const Comparison c = run({base, cand});
+    const TaskComparison& t = only_task(c);
+    CHECK(t.ratio.method == "tang");
+    CHECK(t.ratio.lcb == Approx(n / (n + z2)).epsilon(1e-9));
+    REQUIRE(!t.cross_checks.empty());
+    CHECK(t.cross_checks[0].method == "fieller_floor");
+    CHECK(t.cross_checks[0].lcb == Approx(t.ratio.lcb).margin(1e-9));
+    CHECK(t.verdict == (n == 300 ? Verdict::pass : Verdict::inconclusive));
+    const auto [rb, rc] = all_pass({{0, n}}, 2);
+    const Comparison cr = run({rb, rc});
+    const TaskComparison& tr = only_task(cr);
+    CHECK(tr.ratio.method == "fieller_floor");
+    CHECK(tr.ratio.lcb == Approx(n / (n + z2)).epsilon(1e-9));
+    CHECK(tr.verdict == t.verdict);
+    if (n < 300) {
+      // units > 51.40 decides: 52 trials, with either method.
+      CHECK(*t.power.trials_needed == 52);
+      CHECK(*tr.power.trials_needed == 52);
+    }
+  }
+  const auto [base, cand] = all_pass({{4096, 150}, {8192, 150}});
+  const Comparison c = run({base, cand});
+  const TaskComparison& t = only_task(c);
+  CHECK(t.ratio.method == "fieller_floor");
+  CHECK(t.ratio.lcb == Approx(0.99106212782487182).epsilon(1e-9));
+  CHECK(t.verdict == Verdict::pass);
+  CHECK_THAT(t.reasons.back(), contains("lower bound 0.9911 > margin"));
+}
+
+TEST_CASE("compare: with real flips the floor leaves Fieller's AUC bound as it was", "[compare][floor]") {
+  // stats.md's AUC toy (5 buckets of 100, 42 lost): the observed variance is far above the floor.
+  const std::int64_t x[] = {8192, 16384, 32768, 65536, 131072};
+  const double base_rate[] = {0.90, 0.85, 0.80, 0.70, 0.60}, cand_rate[] = {0.90, 0.84, 0.78, 0.66, 0.52};
+  Run base("base"), cand("cand");
+  for (int k = 0; k < 5; ++k)
+    for (int i = 0; i < 100; ++i) {
+      const std::string id = "n/" + std::to_string(x[k]) + "/" + std::to_string(i);
+      base.add(id, "niah", x[k], i < base_rate[k] * 100 ? 1.0 : 0.0);
+      cand.add(id, "niah", x[k], i < cand_rate[k] * 100 ? 1.0 : 0.0);
+    }
+  const Comparison c = run({base, cand});
+  const TaskComparison& t = only_task(c);
+  CHECK(t.ratio.method == "fieller");
+  REQUIRE(t.ratio.floor);
+  CHECK_FALSE(t.ratio.floor->lowered_lcb);
+  CHECK_FALSE(t.ratio.floor->raised_ucb);
+  CHECK(t.ratio.lcb == t.ratio.floor->observed_lcb);
+  CHECK(t.ratio.ucb == t.ratio.floor->observed_ucb);
+  // The 8K bucket has no flip (90/100 on both sides): its own (Tang) bound is 0.970816, not 1.
+  REQUIRE(t.buckets[0].ratio_bound);
+  CHECK(t.buckets[0].ratio_bound->method == "tang");
+  CHECK(t.buckets[0].ratio_bound->lcb == Approx(0.97081573168884872).epsilon(1e-9));
 }

@@ -35,8 +35,11 @@ struct NiahServer : kvtest::LocalServer {
   }
 };
 
+// margin 0.8: the 12 trials of an identical candidate show at most 12 / (12 + z^2) = 0.816
+// (compare's variance floor); the default 0.95 would take 52.
 const char* kSuite = R"(suite: cli-niah
 seed: 5
+margin: 0.8
 tasks:
   - task: niah
     lengths: [1024, 2048]
@@ -99,8 +102,10 @@ TEST_CASE("gate cli: a broken candidate FAILs with exit 1; the verdict printed i
   // Each configuration's joined run directory is what `kvgate compare` reads as it is.
   auto cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/broken"});
   CHECK(cmp.exit_code == 1);
-  cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/same"});
+  cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/same", "--margin", "0.8"});
   CHECK(cmp.exit_code == 0);
+  cmp = run_kvgate({"compare", out + "/runs/baseline", out + "/runs/same"});  // 0.95: too few identical trials
+  CHECK(cmp.exit_code == 3);
 
   // Same command again: resumes (nothing to run), same verdict.
   auto again = run_kvgate({"gate", "--suite", dir.file("s.yaml"), "--out", out, "--baseline", good.url("/v1"), "--candidate", bad.url("/v1"),

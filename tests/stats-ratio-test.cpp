@@ -14,6 +14,7 @@
 #include "stats/normal.h"
 #include "stats/paired_difference.h"
 #include "stats/tang.h"
+#include "stats/variance_floor.h"
 #include "stats_vectors.h"
 
 using namespace kvgate::stats;
@@ -255,4 +256,158 @@ TEST_CASE("bootstrap: the one-sided 95% lower bound covers the true ratio about 
   // Binomial(200, 0.95): sd 0.015; the band is about 3 sd.
   CHECK(covered >= 0.90 * sets);
   CHECK(covered <= sets);
+}
+
+// ---- Fieller's variance floor (stats/variance_floor.h). Expected values: tests/tools/
+// stats_reference_values.py, section "Fieller's variance floor" (mpmath, 40 digits: CR1 moments
+// from the scores, both Fieller sets, Tang solved from its Z, the exact bound 0.05^(1/n)).
+namespace {
+// One bucket of binary pairs from a table, one trial per cluster unless per_cluster > 1, with the
+// moments kvgate compare uses (CR1 clustered).
+FlooredFiellerTest floored_table(const PairedCounts& t, std::uint32_t per_cluster = 1, double margin = 0.95) {
+  std::vector<double> c, b;
+  expand(t, c, b);
+  std::vector<std::uint32_t> cluster(c.size());
+  for (std::size_t i = 0; i < cluster.size(); ++i) cluster[i] = static_cast<std::uint32_t>(i / per_cluster);
+  const std::size_t clusters = (c.size() + per_cluster - 1) / per_cluster;
+  const MeanCovariance v = clustered_mean_covariance(c, b, cluster, clusters, true);
+  const RatioMoments m{.mean_c = mean(c), .mean_b = mean(b), .var_c = v.xx, .var_b = v.yy, .cov = v.xy};
+  return floored_fieller_test(m, unit_sums(c, b, cluster, clusters), margin, 0.05);
+}
+}  // namespace
+
+TEST_CASE("fieller floor: no paired difference, one bucket: Tang's bound, below 1, rising with n", "[stats][fieller][floor]") {
+  // n trials all passing on both sides. Without the floor Fieller says [1, 1] at any n (the defect).
+  // The floor gives n / (n + z^2) (the one-sided Wilson bound of n/n), which is Tang's: for a table
+  // (n11, 0, 0, n00) Tang's Z(t) = sqrt(n11 (1 - t) / t). The exact zero-event bound 0.05^(1/n) is
+  // lower: 0.549280, 0.904966, 0.990064. mpmath: lcb 0.648883, 0.917276, 0.991062.
+  struct Row {
+    std::int64_t n;
+    double lcb, exact;
+  };
+  const Row rows[] = {{5, 0.64888349923489862, 0.54928027165305888},
+                      {30, 0.91727569187490067, 0.90496614714469586},
+                      {300, 0.99106212782487182, 0.99006391805554229}};
+  double prev = 0.0;
+  for (const Row& row : rows) {
+    INFO("n = " << row.n);
+    const PairedCounts t{row.n, 0, 0, 0};
+    const FlooredFiellerTest f = floored_table(t);
+    CHECK(f.observed.interval.bounds.lo == 1.0);  // the collapsed interval the floor replaces
+    CHECK(f.floor_lcb);
+    CHECK_VEC(f.floor.units, static_cast<double>(row.n));
+    CHECK_VEC(f.test.interval.bounds.lo, row.lcb);
+    CHECK_VEC(f.test.interval.bounds.lo, row.n / (row.n + kZ95 * kZ95));
+    CHECK(f.test.interval.bounds.lo == kvtest::Approx(tang_test(t, 0.95, 0.05).bounds.lo).margin(1e-9));
+    CHECK(f.test.interval.bounds.lo < 1.0);
+    CHECK(f.test.interval.bounds.lo > row.exact);  // the score bound, not the exact one
+    CHECK(f.test.interval.bounds.lo > prev);
+    prev = f.test.interval.bounds.lo;
+    // The test at the margin agrees with the bound: PASS iff z_margin > z.
+    CHECK((f.test.z_margin > kZ95) == (f.test.interval.bounds.lo > 0.95));
+    CHECK(f.test.p_value == kvtest::Approx(normal_sf(f.test.z_margin)));
+  }
+  // Failures on both sides too (n00 > 0): still Tang's bound, with units = the reference passes.
+  for (const PairedCounts& t : {PairedCounts{90, 0, 0, 10}, PairedCounts{30, 0, 0, 70}}) {
+    const FlooredFiellerTest f = floored_table(t);
+    CHECK_VEC(f.floor.units, static_cast<double>(t.n11));
+    CHECK(f.test.interval.bounds.lo == kvtest::Approx(tang_test(t, 0.95, 0.05).bounds.lo).margin(1e-9));
+  }
+  CHECK_VEC(floored_table({90, 0, 0, 10}).test.interval.bounds.lo, 0.97081573168884872);  // stats.md Tang 0.970816
+  // Six clusters of five trials: the units are the clusters. mpmath: 6 / (6 + z^2) = 0.689216.
+  const FlooredFiellerTest clustered = floored_table({30, 0, 0, 0}, 5);
+  CHECK_VEC(clustered.floor.units, 6.0);
+  CHECK_VEC(clustered.test.interval.bounds.lo, 0.68921601869408563);
+}
+
+TEST_CASE("fieller floor: observed differences replace the z^2 pseudo-events; three or more leave Fieller as it was",
+          "[stats][fieller][floor]") {
+  // q = max(0, z^2 - k) / (units + z^2), k = discordant pairs. mpmath (lcb, observed lcb, Tang):
+  // (29,0,1,0) 0.899900, 0.911838, 0.863596; (29,1,0,0) 0.965564, 0.978957, 0.946207.
+  struct Row {
+    PairedCounts t;
+    double lcb, observed;
+  };
+  const Row near[] = {{{29, 0, 1, 0}, 0.89990033726277545, 0.91183821243495091},
+                      {{29, 1, 0, 0}, 0.96556356442976541, 0.97895719670253741}};
+  for (const Row& row : near) {
+    INFO(row.t.n11 << "," << row.t.n_c << "," << row.t.n_b << "," << row.t.n00);
+    const FlooredFiellerTest f = floored_table(row.t);
+    CHECK(f.floor_lcb);
+    CHECK_VEC(f.floor.differing_units, 1.0);
+    CHECK_VEC(f.floor.loss_bound, (kZ95 * kZ95 - 1) / (f.floor.units + kZ95 * kZ95));
+    CHECK_VEC(f.test.interval.bounds.lo, row.lcb);
+    CHECK_VEC(f.observed.interval.bounds.lo, row.observed);
+    CHECK(f.test.interval.bounds.lo >= tang_test(row.t, 0.95, 0.05).bounds.lo);
+  }
+  // Monotone in the losses of 30 trials: none 0.917, one 0.900, two 0.857, three 0.808; one gain 0.966.
+  double prev = 1.0;
+  for (const PairedCounts& t : {PairedCounts{30, 0, 0, 0}, PairedCounts{29, 0, 1, 0}, PairedCounts{28, 0, 2, 0}, PairedCounts{27, 0, 3, 0}}) {
+    const double lo = floored_table(t).test.interval.bounds.lo;
+    CHECK(lo < prev);
+    prev = lo;
+  }
+  CHECK(floored_table({29, 1, 0, 0}).test.interval.bounds.lo > floored_table({30, 0, 0, 0}).test.interval.bounds.lo);
+  // Enough discordant pairs: no floor at all (q = 0 from k >= z^2), the bounds are Fieller's.
+  for (const PairedCounts& t : {PairedCounts{28, 0, 2, 0}, PairedCounts{28, 1, 1, 0}, PairedCounts{27, 0, 3, 0}, kCavo, kLlm, kSmall}) {
+    INFO(t.n11 << "," << t.n_c << "," << t.n_b << "," << t.n00);
+    const FlooredFiellerTest f = floored_table(t);
+    CHECK_FALSE(f.floor_lcb);
+    CHECK_FALSE(f.floor_ucb);
+    CHECK(f.test.interval.bounds.lo == f.observed.interval.bounds.lo);
+    CHECK(f.test.interval.bounds.hi == f.observed.interval.bounds.hi);
+    CHECK(f.test.z_margin == f.observed.z_margin);
+    if (t.n_b + t.n_c >= 3) CHECK(f.floor.loss_bound == 0.0);
+  }
+  CHECK_VEC(floored_table({27, 0, 3, 0}).test.interval.bounds.lo, 0.80836750484744879);
+  CHECK_VEC(floored_table(kLlm).test.interval.bounds.lo, 0.95934537554005146);  // Fieller, CR1 moments
+}
+
+TEST_CASE("fieller floor: AUC-weighted units, fractional scores, bad input", "[stats][fieller][floor]") {
+  // Two buckets with AUC weights 1/2, 1/2, every trial passing on both sides: the moments add up
+  // with w^2, units = 1 / sum(w^2 / n_k). 20 + 4 trials: 13.33 units, lcb 0.831313 (mpmath);
+  // 20 + 10: 26.67, 0.907888; 150 + 150: 300, 0.991062 (= one bucket of 300).
+  struct Row {
+    std::int64_t n1, n2;
+    double units, lcb;
+  };
+  for (const Row& row : {Row{20, 4, 40.0 / 3, 0.83131340866612204}, Row{20, 10, 80.0 / 3, 0.9078876447168349},
+                         Row{150, 150, 300.0, 0.99106212782487182}}) {
+    INFO(row.n1 << " + " << row.n2);
+    const double w2 = 0.25;
+    // All pass: the means are 1, every (co)variance 0; U_k = sum b^2 / n_k^2 = 1 / n_k.
+    const RatioMoments m{.mean_c = 1.0, .mean_b = 1.0};
+    const double u = w2 / static_cast<double>(row.n1) + w2 / static_cast<double>(row.n2);
+    const FlooredFiellerTest f = floored_fieller_test(m, {.ref_squares = u}, 0.95, 0.05);
+    CHECK_VEC(f.floor.units, row.units);
+    CHECK_VEC(f.test.interval.bounds.lo, row.lcb);
+  }
+  // Identical fractional scores: only the count of units matters (mpmath: 30 units, 0.917276).
+  const std::vector<double> half(30, 0.5);
+  std::vector<std::uint32_t> cluster(30);
+  for (std::uint32_t i = 0; i < 30; ++i) cluster[i] = i;
+  const MeanCovariance v = clustered_mean_covariance(half, half, cluster, 30, true);
+  const FlooredFiellerTest f = floored_fieller_test({.mean_c = 0.5, .mean_b = 0.5, .var_c = v.xx, .var_b = v.yy, .cov = v.xy},
+                                                    unit_sums(half, half, cluster, 30), 0.95, 0.05);
+  CHECK_VEC(f.floor.units, 30.0);
+  CHECK_VEC(f.test.interval.bounds.lo, 0.91727569187490067);
+  // A candidate that loses all of 24 trials: 24 differing units, no floor; the bounds are [0, 0].
+  std::vector<double> zero(24, 0.0), one(24, 1.0);
+  std::vector<std::uint32_t> ids(24);
+  for (std::uint32_t i = 0; i < 24; ++i) ids[i] = i;
+  const UnitSums all_lost = unit_sums(zero, one, ids, 24);
+  CHECK_VEC(all_lost.differing_units(), 24.0);
+  const FlooredFiellerTest lost = floored_fieller_test({.mean_c = 0.0, .mean_b = 1.0}, all_lost, 0.95, 0.05);
+  CHECK(lost.floor.loss_bound == 0.0);
+  CHECK(lost.test.interval.bounds.hi == 0.0);
+  // Sums across buckets: squares with w^2, fourth powers with w^4 (two equal buckets, w = 1/2:
+  // twice the units of one).
+  UnitSums two;
+  two.add(all_lost, 0.5);
+  two.add(all_lost, 0.5);
+  CHECK_VEC(two.differing_units(), 48.0);
+  CHECK_THROWS_AS(loss_floor({.mean_c = 1.0, .mean_b = 1.0}, {}, kZ95), std::invalid_argument);
+  CHECK_THROWS_AS(loss_floor({.mean_c = 1.0, .mean_b = 0.0}, {.ref_squares = 0.1}, kZ95), std::invalid_argument);
+  CHECK_THROWS_AS(unit_sums(half, half, std::vector<std::uint32_t>(29, 0), 1), std::invalid_argument);
+  CHECK_THROWS_AS(unit_sums(half, half, cluster, 10), std::invalid_argument);  // id out of range
 }

@@ -100,14 +100,27 @@ struct Flips {
   stats::McNemarResult mcnemar{};  // on (lost, gained), over results
 };
 
+// Fieller's variance floor (stats/variance_floor.h): the contrast's variance is never taken below
+// that of a hidden loss process that `units` units without an observed loss cannot exclude.
+struct VarianceFloor {
+  double units = 0.0;       // effective independent units at risk (reference-score weighted)
+  double differing_units = 0.0;  // effective units with a paired difference (>= z^2: no floor)
+  double loss_bound = 0.0;  // q = z^2 / (units + z^2): the hidden loss fraction the floor assumes
+  double observed_lcb = 0.0;             // Fieller's bounds on the observed variances alone
+  std::optional<double> observed_ucb{};  // empty = unbounded
+  bool lowered_lcb = false;  // the floor decided lcb (then method is "fieller_floor")
+  bool raised_ucb = false;   // the floor decided ucb (idem)
+};
+
 // A bound on the ratio candidate/reference by one method.
 struct RatioBound {
-  std::string method{};       // "tang", "fieller", "wald_log", "bootstrap"
+  std::string method{};       // "tang", "fieller", "fieller_floor", "wald_log", "bootstrap"
   double lcb = 0.0;         // one-sided (1 - alpha) lower bound
   std::optional<double> ucb{};  // one-sided (1 - alpha) upper bound; empty = unbounded
   std::optional<double> z_margin{};  // test statistic at the margin (tang, fieller)
   std::optional<double> p_value{};   // one-sided non-inferiority p (tang, fieller)
   int replicates = 0, undefined_replicates = 0;  // bootstrap only
+  std::optional<VarianceFloor> floor{};          // fieller and fieller_floor only
 };
 
 struct Difference {
@@ -174,7 +187,7 @@ struct TaskComparison {
   std::size_t trials = 0, results = 0, clusters = 0;
   SideStats reference{}, candidate{};  // pooled over buckets
   double reference_metric = 0.0, candidate_metric = 0.0;  // the gated metric (mean score or AUC)
-  RatioBound ratio{};                 // the gate's method: "tang" or "fieller"
+  RatioBound ratio{};                 // the gate's method: "tang", "fieller" or "fieller_floor"
   double ratio_estimate = 0.0;      // candidate_metric / reference_metric
   std::vector<RatioBound> cross_checks{};  // "fieller" (when tang gates), "wald_log", "bootstrap"
   Difference difference{};

@@ -24,6 +24,11 @@ json ratio_bound(const RatioBound& r) {
   json j = {{"method", r.method}, {"lcb", num(r.lcb)}, {"ucb", num(r.ucb)}};
   if (r.z_margin) j["z_margin"] = num(r.z_margin);
   if (r.p_value) j["p_value"] = num(r.p_value);
+  if (r.floor)
+    j["floor"] = {{"units", num(r.floor->units)},           {"differing_units", num(r.floor->differing_units)},
+                  {"loss_bound", num(r.floor->loss_bound)},
+                  {"observed_lcb", num(r.floor->observed_lcb)}, {"observed_ucb", num(r.floor->observed_ucb)},
+                  {"lowered_lcb", r.floor->lowered_lcb},     {"raised_ucb", r.floor->raised_ucb}};
   if (r.method == "bootstrap") {
     j["replicates"] = r.replicates;
     j["undefined_replicates"] = r.undefined_replicates;

@@ -58,7 +58,15 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
   }
   const RatioBound& r = t.ratio;
   const std::string m = fixed(o.margin, 3);
-  const std::string bounds = "(" + r.method + ", " + confidence(o) + ")";
+  // When the variance floor decided the bound, say so: the bound then rests on how many trials
+  // showed no loss, not on a measured spread.
+  std::string floor_note;
+  if (r.floor && (r.floor->lowered_lcb || r.floor->raised_ucb))
+    floor_note = (r.floor->differing_units > 0 ? ": only " + fixed(r.floor->differing_units, 1) +
+                                                     " effective trials differ, too few to measure a spread"
+                                               : std::string(": no paired trial differs")) +
+                 ", so the bound is what " + fixed(r.floor->units, 1) + " effective trials without a loss can show";
+  const std::string bounds = "(" + r.method + ", " + confidence(o) + floor_note + ")";
   Verdict v;
   if (r.lcb > o.margin) {
     v = Verdict::pass;

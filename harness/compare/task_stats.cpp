@@ -16,6 +16,7 @@
 #include "stats/paired_difference.h"
 #include "stats/proportion_ci.h"
 #include "stats/tang.h"
+#include "stats/variance_floor.h"
 
 namespace kvgate::compare {
 
@@ -25,13 +26,15 @@ using stats::PairedCounts;
 using stats::RatioMoments;
 
 // Scores and clusters of a run of trials (one bucket, or the whole task), with the covariance of
-// the two means: xx = Var(candidate mean), yy = Var(reference mean), xy = their covariance.
+// the two means: xx = Var(candidate mean), yy = Var(reference mean), xy = their covariance;
+// units: the per-unit (cluster) sums Fieller's variance floor needs.
 struct Sample {
   std::vector<double> cand, ref;
   std::vector<std::uint32_t> cluster;
   std::size_t clusters = 0;
   stats::MeanCovariance cov;
   double mean_c = 0.0, mean_r = 0.0;
+  stats::UnitSums units;
 };
 
 Sample make_sample(std::span<const TrialPair> trials, std::size_t task_clusters, std::vector<std::uint32_t>& remap) {
@@ -50,6 +53,7 @@ Sample make_sample(std::span<const TrialPair> trials, std::size_t task_clusters,
   s.cov = stats::clustered_mean_covariance(s.cand, s.ref, s.cluster, s.clusters, /*cr1=*/true);
   s.mean_c = stats::mean(s.cand);
   s.mean_r = stats::mean(s.ref);
+  s.units = stats::unit_sums(s.cand, s.ref, s.cluster, s.clusters);
   return s;
 }
 
@@ -118,11 +122,50 @@ RatioBound tang_bound(const PairedCounts& table, const CompareOptions& o) {
   return {.method = "tang", .lcb = r.bounds.lo, .ucb = finite(r.bounds.hi), .z_margin = r.z_margin, .p_value = r.p_value};
 }
 
-RatioBound fieller_bound(const RatioMoments& m, const CompareOptions& o) {
-  const stats::FiellerTest r = stats::fieller_test(m, o.margin, o.alpha);
-  RatioBound b{.method = "fieller", .lcb = r.interval.bounds.lo, .z_margin = r.z_margin, .p_value = r.p_value};
+// Fieller with the hidden-loss variance floor (stats/variance_floor.h): without it, a task where no
+// paired trial differs gets the bound [R, R] at any n. "fieller_floor" says the floor decided a bound.
+RatioBound fieller_bound(const RatioMoments& m, const stats::UnitSums& units, const CompareOptions& o) {
+  const stats::FlooredFiellerTest f = stats::floored_fieller_test(m, units, o.margin, o.alpha);
+  const stats::FiellerTest& r = f.test;
+  RatioBound b{.method = f.floor_lcb || f.floor_ucb ? "fieller_floor" : "fieller",
+               .lcb = r.interval.bounds.lo, .z_margin = r.z_margin, .p_value = r.p_value};
   if (r.interval.bounded) b.ucb = r.interval.bounds.hi;
+  VarianceFloor v{.units = f.floor.units, .differing_units = f.floor.differing_units, .loss_bound = f.floor.loss_bound, .observed_lcb = f.observed.interval.bounds.lo,
+                  .lowered_lcb = f.floor_lcb, .raised_ucb = f.floor_ucb};
+  if (f.observed.interval.bounded) v.observed_ucb = f.observed.interval.bounds.hi;
+  b.floor = v;
   return b;
+}
+
+// The fewest paired trials n' >= from (same bucket mix, observed means and per-trial variances)
+// at which the floored Fieller test decides |contrast at the margin| with the given power:
+// |D| >= z_a sqrt(max(V_obs, V_floor)) + z_b sqrt(V_obs), where V_obs scales as n / n' and the
+// floor as the hidden-loss bound of n'/n times the units and the differing units (about (n / n')^2,
+// gone once n'/n times the differing units reach z^2). Empty beyond 1e12.
+std::optional<double> floored_trials_needed(const RatioMoments& m, const stats::UnitSums& units, double n, double from,
+                                            const CompareOptions& o) {
+  const double d = std::abs(m.mean_c - o.margin * m.mean_b), za = stats::z_upper(o.alpha), zb = stats::z_upper(1 - o.power);
+  const auto decided = [&](double trials) {
+    const double s = trials / n;
+    const RatioMoments scaled{.mean_c = m.mean_c, .mean_b = m.mean_b, .var_c = m.var_c / s, .var_b = m.var_b / s, .cov = m.cov / s};
+    const double v_obs = stats::contrast_variance(scaled, o.margin);
+    // n'/n times the units: every sum of squares / s, the fourth powers / s^3 (D / n' is D / n / s).
+    const stats::UnitSums su{.ref_squares = units.ref_squares / s, .diff_squares = units.diff_squares / s,
+                             .diff_fourths = units.diff_fourths / (s * s * s)};
+    const double v_floor = stats::contrast_variance(stats::loss_floor(scaled, su, za).moments, o.margin);
+    return d >= za * std::sqrt(std::max(v_obs, v_floor)) + zb * std::sqrt(v_obs);
+  };
+  if (decided(from)) return from;
+  double lo = from, hi = from;
+  while (!decided(hi)) {
+    if (hi > 1e12) return std::nullopt;
+    lo = hi, hi *= 2;
+  }
+  while (hi - lo > 1) {  // decided(hi), !decided(lo)
+    const double mid = std::floor((lo + hi) / 2);
+    (decided(mid) ? hi : lo) = mid;
+  }
+  return hi;
 }
 
 Difference normal_difference(double estimate, double var, double alpha) {
@@ -174,7 +217,7 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
     const double var_d = s.cov.xx + s.cov.yy - 2 * s.cov.xy;
     if (s.mean_r > 0) {
       b.ratio = s.mean_c / s.mean_r;
-      b.ratio_bound = tang_ok ? tang_bound(score_table(trials), o) : fieller_bound(moments(s), o);
+      b.ratio_bound = tang_ok ? tang_bound(score_table(trials), o) : fieller_bound(moments(s), s.units, o);
     }
     b.difference = tang_ok ? newcombe_difference(score_table(trials), var_d, o.alpha)
                            : normal_difference(s.mean_c - s.mean_r, var_d, o.alpha);
@@ -198,6 +241,7 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
 
   // The gated metric: the mean score of the single bucket, or the AUC across length buckets.
   RatioMoments m;
+  stats::UnitSums unit_sums;  // of the gated metric: the buckets' with the AUC weights
   double var_diff = 0.0;
   std::vector<double> weights(spans.size(), 1.0);
   if (spans.size() >= 2) {
@@ -215,6 +259,7 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
       m.var_c += w2 * s.cov.xx;
       m.var_b += w2 * s.cov.yy;
       m.cov += w2 * s.cov.xy;
+      unit_sums.add(s.units, w);
     }
     a.reference = m.mean_b;
     a.candidate = m.mean_c;
@@ -224,6 +269,7 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
   } else {
     t.metric = "mean_score";
     m = moments(spans.front().sample);
+    unit_sums = spans.front().sample.units;
   }
   var_diff = m.var_c + m.var_b - 2 * m.cov;
   t.reference_metric = m.mean_b;
@@ -242,8 +288,8 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
   }
   t.ratio_estimate = m.mean_c / m.mean_b;
   t.point_rule = {.ratio = t.ratio_estimate, .passes = t.ratio_estimate >= o.margin};
-  t.ratio = tang_gate ? tang_bound(score_table(t.trial_pairs), o) : fieller_bound(m, o);
-  if (tang_gate) t.cross_checks.push_back(fieller_bound(m, o));
+  t.ratio = tang_gate ? tang_bound(score_table(t.trial_pairs), o) : fieller_bound(m, unit_sums, o);
+  if (tang_gate) t.cross_checks.push_back(fieller_bound(m, unit_sums, o));
   if (m.mean_c > 0.0) {
     const stats::LogRatioWald w = stats::log_ratio_wald(m, stats::z_upper(o.alpha));
     t.cross_checks.push_back({.method = "wald_log", .lcb = w.bounds.lo, .ucb = w.bounds.hi});
@@ -272,12 +318,16 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
   // Power at this n: how many trials decide at the observed ratio, what the gate can resolve.
   // n = (z_a sigma_0 + z_b sigma_1)^2 / E[D]^2 per trial of D = Y_c - margin Y_b: sigma_1 is the
   // observed SD of D; sigma_0 the SD the test standardizes with under H0 (Tang: the restricted MLE
-  // at the margin, which is larger; Fieller: sigma_1 itself).
+  // at the margin, which is larger; Fieller: sigma_1, or the variance floor's when that is larger,
+  // which shrinks as 1/n'^2: the count is then searched for, floored_trials_needed).
   const double n = static_cast<double>(t.trials);
   const double contrast = m.mean_c - o.margin * m.mean_b;
   const double sigma1 = std::sqrt(contrast_var(m, o.margin) * n);
   double sigma0 = sigma1;
-  if (tang_gate) {
+  if (!tang_gate) {
+    const stats::LossFloor f = stats::loss_floor(m, unit_sums, stats::z_upper(o.alpha));
+    sigma0 = std::max(sigma1, std::sqrt(contrast_var(f.moments, o.margin) * n));
+  } else {
     const PairedCounts c = score_table(t.trial_pairs);
     const double nn = static_cast<double>(c.n());
     sigma0 = std::sqrt(std::max(0.0, stats::tang_null_variance(c.n11 / nn, c.n_c / nn, c.n_b / nn, o.margin)));
@@ -285,9 +335,14 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
   const double spread = stats::z_upper(o.alpha) * sigma0 + stats::z_upper(1 - o.power) * sigma1;
   t.power.power = o.power;
   if (contrast != 0.0) {
-    const double needed = std::max(1.0, std::ceil(spread * spread / (contrast * contrast)));
-    t.power.trials_needed = needed;
-    t.power.additional_trials = std::max(0.0, needed - n);
+    // Fieller: the closed form on the observed variance, then up to where the floor lets it decide.
+    const double observed = stats::z_upper(o.alpha) * sigma1 + stats::z_upper(1 - o.power) * sigma1;
+    std::optional<double> needed = std::max(1.0, std::ceil((tang_gate ? spread * spread : observed * observed) / (contrast * contrast)));
+    if (!tang_gate) needed = floored_trials_needed(m, unit_sums, n, *needed, o);
+    if (needed) {
+      t.power.trials_needed = *needed;
+      t.power.additional_trials = std::max(0.0, *needed - n);
+    }
   }
   t.power.mde_ratio = spread / std::sqrt(n) / m.mean_b;
   t.power.mde_difference = (stats::z_upper(o.alpha / 2) + stats::z_upper(1 - o.power)) * t.difference.se;

@@ -279,3 +279,90 @@ def tang_n(p11, pc_only, pb_only, theta, alpha, power):
 
 
 show("tang n (0.77, 0.03, 0.03): n var0", *tang_n(mpf("0.77"), mpf("0.03"), mpf("0.03"), mpf("0.95"), mpf("0.05"), mpf("0.8")))
+
+
+# ---- Fieller's variance floor (kvgate's own, harness/stats/variance_floor.h) [derived]
+# Recomputed from the scores: CR1 clustered moments of the two means, the hidden-loss floor's
+# moments (q from the z^2 - k pseudo-events left), the two Fieller sets and their union; beside it Tang's score bound (solved here from
+# Tang's Z with findroot) and the exact zero-event bound alpha^(1/n) for comparison.
+def moments_cr1(c, b, cl):
+    n = len(c)
+    mc, mb = sum(c) / n, sum(b) / n
+    g = sorted(set(cl))
+    uc = {k: mpf(0) for k in g}
+    ub = {k: mpf(0) for k in g}
+    tot = {k: mpf(0) for k in g}
+    for ci, bi, k in zip(c, b, cl):
+        uc[k] += ci - mc
+        ub[k] += bi - mb
+        tot[k] += bi
+    dd = {k: mpf(0) for k in g}
+    for ci, bi, k in zip(c, b, cl):
+        dd[k] += ci - bi
+    d2 = sum((dd[k] / n) ** 2 for k in g)
+    d4 = sum((dd[k] / n) ** 4 for k in g)
+    f = mpf(len(g)) / (len(g) - 1) if len(g) > 1 else mpf(1)
+    vc = f * sum(uc[k] ** 2 for k in g) / n ** 2
+    vb = f * sum(ub[k] ** 2 for k in g) / n ** 2
+    cv = f * sum(uc[k] * ub[k] for k in g) / n ** 2
+    return mc, mb, vc, vb, cv, sum(tot[k] ** 2 for k in g) / mpf(n) ** 2, d2, d4
+
+
+def fieller_roots(mc, mb, vc, vb, cv, z):
+    a, b, c = mb * mb - z * z * vb, mc * mb - z * z * cv, mc * mc - z * z * vc
+    r = sqrt(max(0, b * b - a * c))
+    return max(0, (b - r) / a), (b + r) / a
+
+
+def floored(buckets, weights, alpha=mpf("0.05")):
+    """buckets: (cand, ref, cluster) score lists; weights: AUC weights. Returns lcb, ucb, units, observed lcb."""
+    z = z_upper(alpha)
+    M = [moments_cr1(*bk) for bk in buckets]
+    mc = sum(w * m[0] for w, m in zip(weights, M))
+    mb = sum(w * m[1] for w, m in zip(weights, M))
+    vc, vb, cv, U, d2 = (sum(w * w * m[i] for w, m in zip(weights, M)) for i in (2, 3, 4, 5, 6))
+    d4 = sum(w ** 4 * m[7] for w, m in zip(weights, M))
+    k = d2 * d2 / d4 if d4 > 0 else 0
+    units = mb * mb / U
+    q = max(0, z * z - k) / (units + z * z)
+    obs = fieller_roots(mc, mb, vc, vb, cv, z)
+    if q == 0:
+        return obs[0], obs[1], units, obs[0]
+    flo = fieller_roots(mc, mb, (1 - q) ** 2 * vb + q * (1 - q) * U, vb, (1 - q) * vb, z)
+    return min(obs[0], flo[0]), max(obs[1], flo[1]), units, obs[0]
+
+
+def tang_lcb_table(n11, nc, nb, n00, alpha=mpf("0.05")):
+    n = n11 + nc + nb + n00
+
+    def Z(t):
+        A = n * (1 + t)
+        B = (n11 + nb) * t * t - (n11 + nc + 2 * nb)
+        C = nb * (1 - t) * (n11 + nc + nb) / mpf(n)
+        q = (-B + sqrt(B * B - 4 * A * C)) / (2 * A)
+        return ((n11 + nc) - t * (n11 + nb)) / sqrt(n * (1 + t) * q + (n11 + nc + nb) * (t - 1))
+
+    r = mpf(n11 + nc) / (n11 + nb)
+    return findroot(lambda t: Z(t) - z_upper(alpha), (r * mpf("0.5"), r * mpf("0.9999")), solver="anderson")
+
+
+def binary(n11, nc, nb, n00, per_cluster=1):
+    pat = [(1, 1)] * n11 + [(1, 0)] * nc + [(0, 1)] * nb + [(0, 0)] * n00
+    return [mpf(c) for c, b in pat], [mpf(b) for c, b in pat], [i // per_cluster for i in range(len(pat))]
+
+
+for n in (5, 30, 300):
+    lo, hi, units, obs = floored([binary(n, 0, 0, 0)], [1])
+    show(f"floor all-pass n={n}: lcb ucb units observed_lcb tang exact", lo, hi, units, obs, tang_lcb_table(n, 0, 0, 0),
+         mpf("0.05") ** (mpf(1) / n))
+for tab in ((90, 0, 0, 10), (30, 0, 0, 70), (29, 0, 1, 0), (29, 1, 0, 0), (28, 0, 2, 0), (28, 1, 1, 0), (27, 0, 3, 0), (760, 20, 40, 180)):
+    lo, hi, units, obs = floored([binary(*tab)], [1])
+    show(f"floor table {tab}: lcb ucb units observed_lcb tang", lo, hi, units, obs, tang_lcb_table(*tab))
+for n1, n2 in ((20, 4), (20, 10), (12, 12), (150, 150)):
+    lo, hi, units, obs = floored([binary(n1, 0, 0, 0), binary(n2, 0, 0, 0)], [mpf(1) / 2, mpf(1) / 2])
+    show(f"floor AUC 4K/8K all-pass {n1}+{n2}: lcb ucb units", lo, hi, units)
+lo, hi, units, obs = floored([binary(30, 0, 0, 0, per_cluster=5)], [1])
+show("floor 30 all-pass in 6 clusters of 5: lcb units", lo, units)
+half = [mpf("0.5")] * 30
+lo, hi, units, obs = floored([(half, half, list(range(30)))], [1])
+show("floor 30 identical fractional scores 0.5: lcb units", lo, units)
