@@ -226,7 +226,10 @@ TEST_CASE("compare: repeats are averaged per trial and gate with Fieller", "[com
   CHECK(t.buckets[0].regression_test == "paired_z_one_sided");
 }
 
-TEST_CASE("compare: AUC across length buckets (stats.md toy) on both axes", "[compare]") {
+namespace {
+
+// stats.md's AUC toy: 5 length buckets of 100 NIAH trials, the candidate losing 42 of them.
+std::pair<Run, Run> auc_toy_runs() {
   const std::int64_t x[] = {8192, 16384, 32768, 65536, 131072};
   const double base_rate[] = {0.90, 0.85, 0.80, 0.70, 0.60}, cand_rate[] = {0.90, 0.84, 0.78, 0.66, 0.52};
   Run base("base"), cand("cand");
@@ -236,6 +239,13 @@ TEST_CASE("compare: AUC across length buckets (stats.md toy) on both axes", "[co
       base.add(id, "niah", x[k], i < base_rate[k] * 100 ? 1.0 : 0.0);
       cand.add(id, "niah", x[k], i < cand_rate[k] * 100 ? 1.0 : 0.0);
     }
+  return {base, cand};
+}
+
+}  // namespace
+
+TEST_CASE("compare: AUC across length buckets (stats.md toy) on both axes", "[compare]") {
+  const auto [base, cand] = auc_toy_runs();
   const Comparison c_lin = run({base, cand});
   const TaskComparison& lin = only_task(c_lin);
   CHECK(lin.metric == "auc");
@@ -585,15 +595,7 @@ TEST_CASE("compare: no paired difference: the bound rises toward 1 with n, and a
 
 TEST_CASE("compare: with real flips the floor leaves Fieller's AUC bound as it was", "[compare][floor]") {
   // stats.md's AUC toy (5 buckets of 100, 42 lost): the observed variance is far above the floor.
-  const std::int64_t x[] = {8192, 16384, 32768, 65536, 131072};
-  const double base_rate[] = {0.90, 0.85, 0.80, 0.70, 0.60}, cand_rate[] = {0.90, 0.84, 0.78, 0.66, 0.52};
-  Run base("base"), cand("cand");
-  for (int k = 0; k < 5; ++k)
-    for (int i = 0; i < 100; ++i) {
-      const std::string id = "n/" + std::to_string(x[k]) + "/" + std::to_string(i);
-      base.add(id, "niah", x[k], i < base_rate[k] * 100 ? 1.0 : 0.0);
-      cand.add(id, "niah", x[k], i < cand_rate[k] * 100 ? 1.0 : 0.0);
-    }
+  const auto [base, cand] = auc_toy_runs();
   const Comparison c = run({base, cand});
   const TaskComparison& t = only_task(c);
   CHECK(t.ratio.method == "fieller");
