@@ -291,7 +291,7 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
     constexpr int kMaxGraphs = 32;
     int execs = 0;
     for (const auto& [k, e] : graphs_) execs += e.exec != nullptr;
-    if (execs >= kMaxGraphs) {  // drop the least recently used executable graph
+    if (execs >= kMaxGraphs) {  // drop the least recently used executable graph (never g: it has none; g stays valid)
       auto victim = graphs_.end();
       for (auto it = graphs_.begin(); it != graphs_.end(); ++it)
         if (it->second.exec && (victim == graphs_.end() || it->second.last_use < victim->second.last_use)) victim = it;
@@ -301,7 +301,6 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
         graphs_.erase(victim);
       }
     }
-    GraphEntry& e = graphs_[key];
     cudaGraph_t graph = nullptr;
     KV_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
     try {
@@ -312,12 +311,12 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
       throw;
     }
     KV_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    const cudaError_t st = cudaGraphInstantiate(&e.exec, graph, 0);
+    const cudaError_t st = cudaGraphInstantiate(&g.exec, graph, 0);
     cudaGraphDestroy(graph);
     KV_CUDA_CHECK(st);
     ++graph_stats_.captured;
   }
-  KV_CUDA_CHECK(cudaGraphLaunch(graphs_[key].exec, stream_));
+  KV_CUDA_CHECK(cudaGraphLaunch(g.exec, stream_));
   ++graph_stats_.replayed;
 }
 
@@ -392,8 +391,7 @@ void CudaForward::logits_to_host(int rows, float* host) {
 
 void CudaForward::argmax(int rows, int* host_ids) {
   kc::argmax_rows_chunked(logits_, rows, config_.vocab_size, ids_, argmax_ws_, stream_);
-  KV_CUDA_CHECK(cudaMemcpyAsync(host_ids, ids_, rows * sizeof(int), cudaMemcpyDeviceToHost, stream_));
-  KV_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ids_to_host(rows, host_ids);
 }
 
 void CudaForward::ids_to_host(int rows, int* host_ids) {

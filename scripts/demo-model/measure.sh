@@ -26,17 +26,18 @@ run() {  # FORMAT DEVICE TASKS NAME
     { echo "run $4 failed:"; tail -5 "$out/runs/$4.log"; return 1; }
   echo "$4 ($1, $2): $(grep -E '^ +(multicode|mrcr):' "$out/runs/$4.log" | tr -s ' ' | paste -sd';') $(( SECONDS - t0 )) s"
 }
-mrcr_scores() { python3 -c 'import json,sys; print(sum(json.loads(l).get("score") or 0 for l in open(sys.argv[1])))' "$1/results.jsonl"; }
+# 1 when any result of the run scores above 0, else 0.
+mrcr_scored() { python3 -c 'import json,sys; print(int(any((json.loads(l).get("score") or 0) > 0 for l in open(sys.argv[1]))))' "$1/results.jsonl"; }
 {
   run bf16 "$device" "$out/tasks/multicode.jsonl" bf16
   run bf16 "$device" "$out/tasks/multicode-16k.jsonl" bf16-16k
   run bf16 "$device" "$out/tasks/mrcr.jsonl" bf16-mrcr
-  mrcr_total=$(mrcr_scores "$out/runs/bf16-mrcr")
+  mrcr_scored=$(mrcr_scored "$out/runs/bf16-mrcr")
   for f in "${formats[@]}"; do
     d=$device; [[ $f == kivi2 ]] && d=cpu
     run "$f" "$d" "$out/tasks/multicode.jsonl" "$f" || continue
     "$kvgate" compare "$out/runs/bf16" "$out/runs/$f" --json "$out/compare/$f.json" >"$out/compare/$f.txt" 2>&1 || true
-    if [[ $d == "$device" && $mrcr_total != 0 ]]; then run "$f" "$d" "$out/tasks/mrcr.jsonl" "$f-mrcr" || true; fi
+    if [[ $d == "$device" && $mrcr_scored == 1 ]]; then run "$f" "$d" "$out/tasks/mrcr.jsonl" "$f-mrcr" || true; fi
   done
 } | tee "$out/summary.txt"
 python3 - "$out" "${formats[@]}" <<'EOF' | tee -a "$out/summary.txt"

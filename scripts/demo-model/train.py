@@ -159,6 +159,9 @@ class Qwen3(nn.Module):
 
 # ---------------------------------------------------------------------------------------------- data
 
+TASK_MRCR = 2  # make_data.py TASK_IDS["mrcr"]
+
+
 class Data:
     """A make_data.py npz: sequences, answer starts, and the digit groups to redraw."""
 
@@ -467,10 +470,10 @@ def main():
             h = model.hidden(ids_t)
         logits = model.logits(h[rows_t, cols_t].float())
         targets = ids_t[rows_t, cols_t + 1]
-        # Each answer token weighs 1, except MRCR's: its answer (a whole reply, up to ~850 tokens)
+        # Each answer token weighs 1, except MRCR's: its answer (a whole reply, up to ~1,050 tokens)
         # weighs at most --mrcr-answer-cap tokens, so it does not drown the short code answers.
         n_ans = mask.sum(axis=1)
-        w_row = np.where(src.task[samples] == 2, np.minimum(1.0, a.mrcr_answer_cap / np.maximum(1, n_ans)), 1.0)
+        w_row = np.where(src.task[samples] == TASK_MRCR, np.minimum(1.0, a.mrcr_answer_cap / np.maximum(1, n_ans)), 1.0)
         w_t = to_dev(w_row[rows].astype(np.float32))
         ce = F.cross_entropy(logits, targets, reduction="none")
         loss = (ce * w_t).sum() / w_t.sum()
