@@ -72,6 +72,33 @@ float rope_inv_freq_ref(const RopeParams& p, float* inv_freq);
 void rope_ref(float* x, int rows, int heads, int head_dim, const int* positions, const float* inv_freq,
               float attention_scaling);
 
+// ---- after the fused QKV and gate/up GEMMs ---------------------------------------------------
+// The twins of the CUDA engine's fused epilogues (decoder_cuda.h's qkv_split, swiglu_fused): the CPU
+// path's unfused steps (harness/decoder/session.cpp) composed, so the fused kernels are held to them.
+
+// qkv [rows][q_heads*d | kv_heads*d | kv_heads*d] (one GEMM's output for the stacked q, k, v
+// weights) plus bias[c] (fp32, as matmul_ref adds it), then rmsnorm_ref over every q head with
+// q_norm and every k head with k_norm (each when set), then rope_ref on q and k; into q
+// [rows][q_heads*d], k and v [rows][kv_heads*d].
+struct QkvSplitArgs {
+  const float* qkv = nullptr;
+  const float* bias = nullptr;    // [(q_heads + 2 kv_heads) * d] or null
+  const float* q_norm = nullptr;  // [d] or null
+  const float* k_norm = nullptr;  // [d] or null
+  float eps = 1e-6f;
+  const int* positions = nullptr;  // [rows]
+  const float* inv_freq = nullptr;  // [d/2]
+  float attention_scaling = 1.0f;
+  int rows = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+};
+void qkv_split_ref(const QkvSplitArgs& a);
+// gate_up [rows][2 inter] (gate then up, one GEMM's output for the stacked weights) plus gate_bias
+// and up_bias (either may be null), then swiglu_ref: out [rows][inter].
+void swiglu_fused_ref(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out);
+
 // ---- softmax and log-softmax -----------------------------------------------------------------
 
 // out[i] = exp(x[i] - max) / sum, the sum in fp64. out may alias x.

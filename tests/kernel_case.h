@@ -77,6 +77,32 @@ std::unique_ptr<kvgate::kernels::DeviceBuffer<T>> poisoned_device(std::size_t n)
   KV_CUDA_CHECK(cudaMemset(b->get(), 0xFF, n * sizeof(T)));
   return b;
 }
+// A device output with guard elements on both sides, all poisoned with 0xFF bytes: Guarded's
+// device side, so a kernel's out-of-bounds write shows as a failure.
+template <class T>
+class DeviceGuarded {
+ public:
+  static constexpr std::size_t kGuard = Guarded<T>::kGuard;
+  explicit DeviceGuarded(std::size_t n) : n_(n), buf_(n + 2 * kGuard) {
+    KV_CUDA_CHECK(cudaMemset(buf_.get(), 0xFF, buf_.size() * sizeof(T)));
+  }
+  T* get() const { return buf_.get() + kGuard; }
+  // The n outputs; false when a guard byte changed.
+  bool download(std::vector<T>& out) const {
+    std::vector<T> all(buf_.size());
+    buf_.download(all.data());
+    out.assign(all.begin() + kGuard, all.begin() + kGuard + n_);
+    const auto* p = reinterpret_cast<const unsigned char*>(all.data());
+    const std::size_t gb = kGuard * sizeof(T), total = all.size() * sizeof(T);
+    for (std::size_t i = 0; i < gb; ++i)
+      if (p[i] != 0xFF || p[total - 1 - i] != 0xFF) return false;
+    return true;
+  }
+
+ private:
+  std::size_t n_;
+  kvgate::kernels::DeviceBuffer<T> buf_;
+};
 // Waits for the device and checks for execution errors of everything launched.
 inline void device_sync() {
   KV_CUDA_CHECK(cudaGetLastError());
@@ -86,5 +112,6 @@ inline void device_sync() {
 
 // Case lists of the other test-kernels files.
 void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases);
+void add_fused_cases(std::vector<std::unique_ptr<KernelCase>>& cases);
 
 }  // namespace kcase

@@ -600,8 +600,9 @@ struct SampleCase final : DecoderCase {
     for (double u : us) out.push_back(kk::sample_ref(logits.data(), n, p, u, ws));
     return true;
   }
-  // Greedy runs on the device (argmax_rows); temperature sampling runs sample_ref on the host in
-  // the CUDA engine too (the row's logits are copied back), so it has no kernel.
+  // Greedy here runs the one-block argmax_rows (the engine's argmax_rows_chunked has its own
+  // ARGMAX_CHUNKED cases); temperature sampling runs sample_ref on the host in the CUDA engine too
+  // (the row's logits are copied back), so it has no kernel.
   bool has_gpu() const override { return kCudaBuilt && p.temperature <= 0.0; }
   double max_nmse_gpu() const override { return 0.0; }
   bool gpu(std::vector<double>& out) override {
@@ -669,6 +670,7 @@ std::vector<std::unique_ptr<KernelCase>> make_test_cases() {
   std::vector<std::unique_ptr<KernelCase>> cases;
   for (std::size_t n : {1u, 255u, 4097u, 1000003u}) cases.push_back(std::make_unique<AxpyCase>(n));
   add_decoder_cases(cases);
+  add_fused_cases(cases);
   add_kv_cases(cases);
   return cases;
 }
@@ -699,6 +701,13 @@ double max_rel(const std::vector<double>& out, const std::vector<double>& ref) {
       m = std::max(m, std::fabs(ref[i]));
     }
   return m == 0 ? e : e / m;
+}
+
+// An error bound or measurement: std::to_string's %f prints 1e-13 as 0.000000.
+std::string sci(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2e", x);
+  return b;
 }
 
 int usage() {
@@ -745,14 +754,14 @@ int main(int argc, char** argv) {
     try {
       if (!c->cpu(twin)) verdict = "FAIL (twin wrote outside its output)";
       else if (double e = nmse(twin, ref); !(e <= c->max_nmse_twin()))
-        verdict = "FAIL (twin NMSE " + std::to_string(e) + " > " + std::to_string(c->max_nmse_twin()) + ")";
+        verdict = "FAIL (twin NMSE " + sci(e) + " > " + sci(c->max_nmse_twin()) + ")";
       else if (gpu && !c->has_gpu()) {
         verdict = "OK (CPU twin; no GPU kernel yet)";
         ++no_gpu;
       } else if (gpu) {
         if (!c->gpu(dev)) verdict = "FAIL (kernel wrote outside its output)";
         else if (double g = nmse(dev, twin); !(g <= c->max_nmse_gpu()))
-          verdict = "FAIL (GPU NMSE " + std::to_string(g) + " > " + std::to_string(c->max_nmse_gpu()) + ")";
+          verdict = "FAIL (GPU NMSE " + sci(g) + " > " + sci(c->max_nmse_gpu()) + ")";
         else {  // the measured error, for the docs' numerics tables
           char b[96];
           std::snprintf(b, sizeof b, "nmse=%.2e max_rel=%.2e ", g, max_rel(dev, twin));
