@@ -19,7 +19,7 @@ namespace {
 
 constexpr int kThreads = 256, kWarps = kThreads / 32;
 constexpr int kCols = 2;    // weight rows per warp at a time
-constexpr int kUnroll = 4;  // 16-byte chunks per weight row in flight per lane
+constexpr int kUnroll = 4;  // 16-byte chunks per weight row in flight per lane (gemv_tuning tries others)
 constexpr int kMaxInputs = 24576;  // k * rows: 96 KiB of fp32 input in shared memory
 
 __device__ __forceinline__ float bf16_lo(unsigned u) { return __uint_as_float(u << 16); }
@@ -77,7 +77,7 @@ __device__ __forceinline__ void fma_chunk(float (&acc)[ROWS], const uint4& w, co
   }
 }
 
-template <int ROWS, GemvInput IN>
+template <int ROWS, GemvInput IN, int kCols = kCols, int kUnroll = kUnroll>
 __global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a) {
   extern __shared__ float xs[];  // [ROWS][k]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -178,6 +178,14 @@ int grid_for(Kernel f, int smem) {
   return blocks;
 }
 
+void launch(Kernel f, const GemvArgs& a, int cols_per_warp, cudaStream_t s) {
+  const int smem = a.rows * a.k * static_cast<int>(sizeof(float));
+  const int groups = (a.cols + cols_per_warp - 1) / cols_per_warp;
+  const int blocks = std::min(grid_for(f, smem), (groups + kWarps - 1) / kWarps);
+  f<<<blocks, kThreads, smem, s>>>(a);
+  KV_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 bool gemv_supported(int rows, int k, int cols) {
@@ -192,11 +200,22 @@ void gemv(const GemvArgs& a, cudaStream_t s) {
   if ((a.input == GemvInput::kRmsNorm) != (a.norm != nullptr))
     throw Error("gemv: the norm weight goes with GemvInput::kRmsNorm only", kExitInternal);
   const Kernel f = kernel_for(a.rows, a.input);
-  const int smem = a.rows * a.k * static_cast<int>(sizeof(float));
-  const int groups = (a.cols + kCols - 1) / kCols;
-  const int blocks = std::min(grid_for(f, smem), (groups + kWarps - 1) / kWarps);
-  f<<<blocks, kThreads, smem, s>>>(a);
-  KV_CUDA_CHECK_LAUNCH();
+  launch(f, a, kCols, s);
+}
+
+void gemv_tuning(const GemvArgs& a, int cols_per_warp, int unroll, cudaStream_t s) {
+  if (a.rows != 1 || a.input != GemvInput::kBf16 || !gemv_supported(a.rows, a.k, a.cols))
+    throw Error("gemv_tuning: one bf16 row only", kExitInternal);
+  Kernel f = nullptr;
+  if (cols_per_warp == 1 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, 1, 4>;
+  if (cols_per_warp == 1 && unroll == 8) f = gemv_kernel<1, GemvInput::kBf16, 1, 8>;
+  if (cols_per_warp == 2 && unroll == 2) f = gemv_kernel<1, GemvInput::kBf16, 2, 2>;
+  if (cols_per_warp == 2 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, 2, 4>;
+  if (cols_per_warp == 2 && unroll == 8) f = gemv_kernel<1, GemvInput::kBf16, 2, 8>;
+  if (cols_per_warp == 4 && unroll == 2) f = gemv_kernel<1, GemvInput::kBf16, 4, 2>;
+  if (cols_per_warp == 4 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, 4, 4>;
+  if (!f) throw Error("gemv_tuning: no such variant", kExitInternal);
+  launch(f, a, cols_per_warp, s);
 }
 
 }  // namespace kvgate::kernels::cuda

