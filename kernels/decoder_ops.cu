@@ -9,6 +9,7 @@
 #include "cuda_check.cuh"
 #include "decoder_cuda.h"
 #include "decoder_ops_device.cuh"
+#include "pdl.cuh"
 #include "float_formats.h"
 
 namespace kvgate::kernels::cuda {
@@ -112,6 +113,8 @@ __device__ void rope_pair(float& x1, float& x2, float inv_freq, float pos, float
 // Block (head, row) of the fused QKV output: bias, q/k norm, RoPE; V heads are copied (+ bias).
 // norm_threads(head_dim) threads, as rmsnorm_kernel on one head, so the reduction order is its.
 __global__ void qkv_split_kernel(QkvSplitArgs a) {
+  pdl_launch_dependents();
+  pdl_wait();
   __shared__ float buf[kMaxQkvHeadDim];
   const int d = a.head_dim, hid = blockIdx.x, r = blockIdx.y;
   const int width = (a.q_heads + 2 * a.kv_heads) * d, off = hid * d;
@@ -313,8 +316,7 @@ void qkv_split(const QkvSplitArgs& a, cudaStream_t s) {
   if (a.rows <= 0) return;
   if (a.head_dim <= 0 || a.head_dim > kMaxQkvHeadDim || a.head_dim % 2 != 0 || (a.q_norm == nullptr) != (a.k_norm == nullptr))
     throw Error("qkv_split: head_dim must be even and at most 256, q_norm and k_norm both set or both null", kExitInternal);
-  qkv_split_kernel<<<dim3(a.q_heads + 2 * a.kv_heads, a.rows), norm_threads(a.head_dim), 0, s>>>(a);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_kernel(a.pdl, qkv_split_kernel, dim3(a.q_heads + 2 * a.kv_heads, a.rows), dim3(norm_threads(a.head_dim)), 0, s, a);
 }
 
 void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,

@@ -3,6 +3,7 @@
 // j + 32, ... (8 bf16 each), kUnroll chunks of kCols weight rows in flight, and accumulates
 // chunk-wise in fp32; the warp reduces its lanes with shuffles. The grid is at most one wave of
 // resident blocks that loop over the columns, so the input step runs once per block.
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "decoder_ops_device.cuh"
 #include "float_formats.h"
 #include "gemv.h"
+#include "pdl.cuh"
 
 namespace kvgate::kernels::cuda {
 
@@ -26,31 +28,87 @@ __device__ __forceinline__ float bf16_lo(unsigned u) { return __uint_as_float(u 
 __device__ __forceinline__ float bf16_hi(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
 __device__ __forceinline__ float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
 
-// The input step: xs[r][i] = the bf16-rounded GEMM operand, as fp32. Ends with a block barrier.
+// Four elements i..i+3 of an input row (i a multiple of 4, rows 16-byte aligned: k % 8 == 0).
+__device__ __forceinline__ float4 ld4(const float* p, int i) { return __ldg(reinterpret_cast<const float4*>(p + i)); }
+__device__ __forceinline__ float4 round4(float4 v) { return make_float4(round_bf16(v.x), round_bf16(v.y), round_bf16(v.z), round_bf16(v.w)); }
+
+// The input step: xs[r][i] = the bf16-rounded GEMM operand, as fp32. Each thread owns groups of
+// four elements (i = 4 (threadIdx.x + 256 m)); kBatch groups are loaded before any is used, so the
+// step costs a few memory round trips, not one per element. Ends with a block barrier.
 template <int ROWS, GemvInput IN>
 __device__ void stage_input(const GemvArgs& a, float* xs) {
-  const int k = a.k;
+  constexpr int kBatch = 4;
+  const int k = a.k, step = 4 * kThreads;
   for (int r = 0; r < ROWS; ++r) {
     float* o = xs + r * k;
     if constexpr (IN == GemvInput::kBf16) {
       const bf16_t* x = static_cast<const bf16_t*>(a.x) + static_cast<std::size_t>(r) * k;
-      for (int i = threadIdx.x; i < k; i += blockDim.x) o[i] = bf16_to_f32(x[i]);
+      for (int i = 4 * threadIdx.x; i < k; i += step) {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(x + i));
+        *reinterpret_cast<float4*>(o + i) = make_float4(bf16_lo(v.x), bf16_hi(v.x), bf16_lo(v.y), bf16_hi(v.y));
+      }
     } else if constexpr (IN == GemvInput::kF32) {
       const float* x = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * k;
-      for (int i = threadIdx.x; i < k; i += blockDim.x) o[i] = round_bf16(x[i]);
+      for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
+        float4 v[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k) v[b] = ld4(x, i0 + b * step);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k) *reinterpret_cast<float4*>(o + i0 + b * step) = round4(v[b]);
+      }
     } else if constexpr (IN == GemvInput::kRmsNorm) {  // rmsnorm_kernel's arithmetic
       const float* x = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * k;
       double ss = 0.0;
-      for (int i = threadIdx.x; i < k; i += blockDim.x) ss += static_cast<double>(x[i]) * x[i];
+      for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
+        float4 v[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k) v[b] = ld4(x, i0 + b * step);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k) {
+            ss += static_cast<double>(v[b].x) * v[b].x;
+            ss += static_cast<double>(v[b].y) * v[b].y;
+            ss += static_cast<double>(v[b].z) * v[b].z;
+            ss += static_cast<double>(v[b].w) * v[b].w;
+          }
+      }
       const float inv = block_inv_rms(ss, k, a.eps);
-      for (int i = threadIdx.x; i < k; i += blockDim.x) o[i] = round_bf16(a.norm[i] * (x[i] * inv));
+      for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
+        float4 v[kBatch], n[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k) v[b] = ld4(x, i0 + b * step), n[b] = ld4(a.norm, i0 + b * step);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k)
+            *reinterpret_cast<float4*>(o + i0 + b * step) =
+                round4(make_float4(n[b].x * (v[b].x * inv), n[b].y * (v[b].y * inv), n[b].z * (v[b].z * inv), n[b].w * (v[b].w * inv)));
+      }
     } else {  // kSwiglu: swiglu_fused_kernel's arithmetic
       const float* gu = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * 2 * k;
-      for (int i = threadIdx.x; i < k; i += blockDim.x) {
-        float g = gu[i], u = gu[k + i];
-        if (a.gate_bias) g = g + a.gate_bias[i];
-        if (a.up_bias) u = u + a.up_bias[i];
-        o[i] = round_bf16(silu_mul(g, u));
+      for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
+        float4 g[kBatch], u[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          if (i0 + b * step < k) g[b] = ld4(gu, i0 + b * step), u[b] = ld4(gu + k, i0 + b * step);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int i = i0 + b * step;
+          if (i >= k) continue;
+          if (a.gate_bias) {
+            const float4 gb = ld4(a.gate_bias, i);
+            g[b] = make_float4(g[b].x + gb.x, g[b].y + gb.y, g[b].z + gb.z, g[b].w + gb.w);
+          }
+          if (a.up_bias) {
+            const float4 ub = ld4(a.up_bias, i);
+            u[b] = make_float4(u[b].x + ub.x, u[b].y + ub.y, u[b].z + ub.z, u[b].w + ub.w);
+          }
+          *reinterpret_cast<float4*>(o + i) = round4(make_float4(silu_mul(g[b].x, u[b].x), silu_mul(g[b].y, u[b].y),
+                                                                 silu_mul(g[b].z, u[b].z), silu_mul(g[b].w, u[b].w)));
+        }
       }
     }
   }
@@ -78,32 +136,40 @@ __device__ __forceinline__ void fma_chunk(float (&acc)[ROWS], const uint4& w, co
 }
 
 template <int ROWS, GemvInput IN, int kCols = kCols, int kUnroll = kUnroll>
-__global__ void __launch_bounds__(kThreads) gemv_kernel(GemvArgs a) {
+__global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvArgs a) {
   extern __shared__ float xs[];  // [ROWS][k]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int k = a.k, chunks = k / 8, groups = (a.cols + kCols - 1) / kCols;
   const int stride = gridDim.x * kWarps;
   const uint4* w = reinterpret_cast<const uint4*>(a.w);
-  // Start this warp's first weights on their way to L2 while the block prepares its input.
-  if (const int g0 = blockIdx.x * kWarps + warp; g0 < groups)
+  // Weight loads do not depend on the input: this warp's first kUnroll x kCols chunks are issued
+  // into registers, and the next batch into L2, before the block prepares its input.
+  uint4 wv[kUnroll][kCols];
+  auto load = [&](int g, int base) {
+    const int c0 = g * kCols;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {  // slots past the row or past a.cols load zeros and are never used
+        const int ch = base + u * 32 + lane;
+        wv[u][c] = (ch < chunks && c0 + c < a.cols) ? __ldcs(w + static_cast<std::size_t>(c0 + c) * chunks + ch) : make_uint4(0, 0, 0, 0);
+      }
+  };
+  pdl_launch_dependents();
+  const int g0 = blockIdx.x * kWarps + warp;
+  if (g0 < groups) {
+    load(g0, 0);
     for (int c = 0; c < kCols && g0 * kCols + c < a.cols; ++c)
-      for (int ch = lane; ch < chunks && ch < 32 * kUnroll; ch += 32)
+      for (int ch = 32 * kUnroll + lane; ch < chunks && ch < 64 * kUnroll; ch += 32)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(w + static_cast<std::size_t>(g0 * kCols + c) * chunks + ch));
+  }
+  pdl_wait();  // the input (and y, when accumulating) come from earlier kernels
   stage_input<ROWS, IN>(a, xs);
-  for (int g = blockIdx.x * kWarps + warp; g < groups; g += stride) {
+  for (int g = g0; g < groups; g += stride) {
     const int c0 = g * kCols;
     float acc[kCols][ROWS] = {};
     for (int base = 0; base < chunks; base += 32 * kUnroll) {
-      // All loads first (kUnroll x kCols in flight), then the FMAs; slots past the row or past
-      // a.cols load zeros and are never used (guarded below, or never written).
-      uint4 wv[kUnroll][kCols];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-        for (int c = 0; c < kCols; ++c) {
-          const int ch = base + u * 32 + lane;
-          wv[u][c] = (ch < chunks && c0 + c < a.cols) ? __ldcs(w + static_cast<std::size_t>(c0 + c) * chunks + ch) : make_uint4(0, 0, 0, 0);
-        }
+      if (g != g0 || base != 0) load(g, base);  // all loads of the batch first, then the FMAs
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int ch = base + u * 32 + lane;
@@ -182,8 +248,7 @@ void launch(Kernel f, const GemvArgs& a, int cols_per_warp, cudaStream_t s) {
   const int smem = a.rows * a.k * static_cast<int>(sizeof(float));
   const int groups = (a.cols + cols_per_warp - 1) / cols_per_warp;
   const int blocks = std::min(grid_for(f, smem), (groups + kWarps - 1) / kWarps);
-  f<<<blocks, kThreads, smem, s>>>(a);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_kernel(a.pdl, f, dim3(blocks), dim3(kThreads), smem, s, a);
 }
 
 }  // namespace
@@ -199,6 +264,9 @@ void gemv(const GemvArgs& a, cudaStream_t s) {
                 kExitInternal);
   if ((a.input == GemvInput::kRmsNorm) != (a.norm != nullptr))
     throw Error("gemv: the norm weight goes with GemvInput::kRmsNorm only", kExitInternal);
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };  // vector loads
+  if (!aligned(a.x) || !aligned(a.w) || !aligned(a.norm) || !aligned(a.gate_bias) || !aligned(a.up_bias))
+    throw Error("gemv: input, weight, norm and SwiGLU bias pointers must be 16-byte aligned", kExitInternal);
   const Kernel f = kernel_for(a.rows, a.input);
   launch(f, a, kCols, s);
 }

@@ -34,6 +34,7 @@ struct GemvArgs {
   float* y = nullptr;                // [rows][cols]; must not overlap the input
   int rows = 0, k = 0, cols = 0;
   bool accumulate = false;
+  bool pdl = false;  // programmatic dependent launch: the first weights load while the previous kernel ends (pdl.cuh)
 };
 
 // Whether gemv() takes this shape: 1..kGemvMaxRows rows, k a multiple of 8 whose fp32 input rows

@@ -291,9 +291,9 @@ struct StepLog {
 // finish, ...) on one CudaForward. The tokens fed are a fixed schedule, not the greedy ids, so a
 // difference at one step cannot change the inputs of the next: every step compares like for like.
 StepLog run_steps(const std::shared_ptr<const Model>& model, const std::shared_ptr<const CudaWeights>& w, bool graphs,
-                  CudaForward::GraphStats& stats, bool gemv = true) {
+                  CudaForward::GraphStats& stats, bool gemv = true, bool pdl = true) {
   const ModelConfig& c = model->config();
-  CudaForward fw(c, w, {.max_rows = 256, .max_seqs = 4, .max_context = 512, .cuda_graphs = graphs, .gemv = gemv});
+  CudaForward fw(c, w, {.max_rows = 256, .max_seqs = 4, .max_context = 512, .cuda_graphs = graphs, .gemv = gemv, .pdl = pdl});
   StepLog log;
   std::vector<Seq> live;
   int steps = 0;
@@ -400,7 +400,8 @@ TEST_CASE("CUDA graphs: replayed decode steps give the tokens and logits of laun
   }
 }
 
-// Every step of run_steps has 1-4 rows: with bf16 GEMMs the fused GEMV path (gemv.h) runs them.
+// Every step of run_steps has 1-4 rows: with bf16 GEMMs the fused GEMV path (gemv.h) runs them,
+// with programmatic dependent launch (kernels/pdl.cuh) unless told not to.
 TEST_CASE("CUDA GEMV: decode steps on the fused GEMV follow cuBLAS and the separate kernels", "[cuda]") {
   kvtest::TempDir tmp;
   for (const std::string arch : {"qwen3", "qwen2"}) {  // q/k norm; biases (o has none; qwen2's qkv do)
@@ -410,11 +411,16 @@ TEST_CASE("CUDA GEMV: decode steps on the fused GEMV follow cuBLAS and the separ
     // fp32 GEMMs (no GEMV: bf16 only) follow the CPU path to ~1e-4: the reference for both bf16 paths.
     auto w32 = CudaWeights::upload(*model, kvgate::kernels::cuda::GemmType::kF32);
     for (const bool graphs : {false, true}) {
-      CudaForward::GraphStats s1, s2, s3;
+      CudaForward::GraphStats s1, s2, s3, s4;
       const StepLog cublas = run_steps(model, w, graphs, s1, /*gemv=*/false);
-      const StepLog gemv = run_steps(model, w, graphs, s2, /*gemv=*/true);
+      const StepLog gemv = run_steps(model, w, graphs, s2, /*gemv=*/true, /*pdl=*/true);
       const StepLog fp32 = run_steps(model, w32, graphs, s3);
+      const StepLog no_pdl = run_steps(model, w, graphs, s4, /*gemv=*/true, /*pdl=*/false);
       const LogDiff d = diff(gemv, cublas, vocab), g32 = diff(gemv, fp32, vocab), c32 = diff(cublas, fp32, vocab);
+      // Programmatic dependent launch changes when kernels start, never what they compute.
+      const LogDiff p = diff(gemv, no_pdl, vocab);
+      CHECK(p.worst == 0);
+      CHECK(p.identical == static_cast<int>(gemv.ids.size()));
       WARN(arch << " graphs=" << graphs << ": worst relative logit difference GEMV vs cuBLAS " << d.worst << " ("
                 << d.identical << "/" << cublas.ids.size() << " steps bit-identical); against fp32 GEMMs: GEMV " << g32.worst
                 << ", cuBLAS " << c32.worst);

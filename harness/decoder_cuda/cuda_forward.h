@@ -68,6 +68,9 @@ struct CudaForwardOptions {
   // Forwards of 1-4 rows with bf16 GEMMs run kernels::cuda::gemv (the norm, SwiGLU and bf16
   // conversion before each projection fused into it); false: cuBLAS and the separate kernels.
   bool gemv = true;
+  // On the GEMV path, its kernels (GEMVs, qkv_split, kv_write, the decode attention) start with
+  // programmatic dependent launch (kernels/pdl.cuh): the same kernels and numbers, fewer idle gaps.
+  bool pdl = true;
 };
 
 class CudaForward {
@@ -98,6 +101,7 @@ class CudaForward {
   void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
   // The same for the GEMV path (benchmarks).
   void set_gemv(bool on) { o_.gemv = on; }
+  void set_pdl(bool on) { o_.pdl = on; }
   // Graphs captured and replays so far (tests, benchmarks).
   struct GraphStats {
     int captured = 0;
@@ -112,7 +116,7 @@ class CudaForward {
   // The layer with kernels::cuda::gemv for its four projections (n <= 4 rows, bf16 weights).
   void layer_gemv(int l, int n);
   bool use_gemv(int n) const;
-  void attend(int l, int n);
+  void attend(int l, int n, bool pdl);
   void project_add(int n, const void* a, const void* w, const float* bias, int k);
   // Every kernel of one forward after the inputs are on the device (what a graph captures).
   void launch_all(int n, int first_logit, bool greedy);
@@ -122,7 +126,7 @@ class CudaForward {
 
   struct GraphKey {
     int rows, ctx_bucket;
-    bool greedy, gemv;
+    bool greedy, gemv, pdl;
     auto operator<=>(const GraphKey&) const = default;
   };
   struct GraphEntry {

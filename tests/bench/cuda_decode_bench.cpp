@@ -7,7 +7,8 @@
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
-//               and batches of 1-4 on the fused GEMV or cuBLAS (--gemv off,on)
+//               and batches of 1-4 on cuBLAS, the fused GEMV, or the GEMV path with programmatic
+//               dependent launch (--gemv off,on,pdl; default pdl, the engine's default)
 //   profile     (--profile) the pieces of a batch-1 and batch-32 step one at a time, 36 launches over
 //               the 36 layers' weights: separate q/k/v and gate/up GEMMs against the fused ones, the
 //               o/down GEMMs (residual in the epilogue), the lm head, argmax, the small kernels, and
@@ -18,7 +19,7 @@
 //
 // cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
 //                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
-//                   [--batches 1,32] [--profile] [--gemv off,on] [--prefill-formats a,b,...]
+//                   [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]
 //                   [--prefill-kernels tensor_core,bf16x3,generic]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
@@ -230,9 +231,19 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
                 .accumulate = true},
                s);
     });
+    time("o: GEMV (fp32 in), x +=, pdl", double(h) * qw * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kF32, .x = q.get(), .w = wt(w.layers[l].o), .y = x.get(), .rows = n, .k = qw, .cols = h,
+                .accumulate = true, .pdl = true},
+               s);
+    });
     time("gate_up: GEMV + rmsnorm", 2.0 * inter * h * e, [&](int l) {
       kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x.get(), .norm = w.layers[l].post_norm, .w = wt(w.layers[l].gate_up),
                 .y = y.get(), .rows = n, .k = h, .cols = 2 * inter},
+               s);
+    });
+    time("gate_up: GEMV + rmsnorm, pdl", 2.0 * inter * h * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x.get(), .norm = w.layers[l].post_norm, .w = wt(w.layers[l].gate_up),
+                .y = y.get(), .rows = n, .k = h, .cols = 2 * inter, .pdl = true},
                s);
     });
     time("down: GEMV + swiglu, x +=", double(h) * inter * e, [&](int l) {
@@ -307,7 +318,8 @@ int main(int argc, char** argv) try {
   bool model = true, profile_steps = false;
   std::vector<int> prefills = {32768};
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
-  std::vector<bool> graph_modes = {true}, gemv_modes = {true};
+  std::vector<bool> graph_modes = {true};
+  std::vector<std::string> gemv_modes = {"pdl"};
   std::vector<int> batches = {1, 32};
   int decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
@@ -349,8 +361,8 @@ int main(int argc, char** argv) try {
     else if (a == "--gemv") {
       gemv_modes.clear();
       for (const auto& g : split(next())) {
-        if (g != "on" && g != "off") throw kvgate::Error("--gemv takes on, off or off,on");
-        gemv_modes.push_back(g == "on");
+        if (g != "on" && g != "off" && g != "pdl") throw kvgate::Error("--gemv takes off, on, pdl or a list (off,on,pdl)");
+        gemv_modes.push_back(g);
       }
     }
     else throw kvgate::Error("unknown option " + a);
@@ -403,10 +415,11 @@ int main(int argc, char** argv) try {
           ds[s] = s;
           dp[s] = decode_ctx;
         }
-        for (bool gemv : gemv_modes)
+        for (const std::string& gemv : gemv_modes)
         for (bool graphs : graph_modes) {
           fw.set_cuda_graphs(graphs);
-          fw.set_gemv(gemv);
+          fw.set_gemv(gemv != "off");
+          fw.set_pdl(gemv == "pdl");
           Timer t;
           int step = 0;
           const int steps = 16;
@@ -420,7 +433,7 @@ int main(int argc, char** argv) try {
                                   kk::resolve_kv_format({f, nlohmann::json::object()}, {.layers = cfg.num_layers, .kv_heads = 8, .head_dim = 128}).bytes_per_token();
           const double floor_s = (w->bytes + kv_bytes) / bw;
           std::printf("%-8s %6d %8d %6s %5s %12.3f %12.1f %12.1f %7.1f%% %9d\n", f.substr(0, 8).c_str(), batch, decode_ctx,
-                      graphs ? "on" : "off", gemv ? "on" : "off", ms, batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3),
+                      graphs ? "on" : "off", gemv.c_str(), ms, batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3),
                       fw.graph_stats().captured);
           std::fflush(stdout);
         }
