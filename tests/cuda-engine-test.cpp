@@ -112,11 +112,12 @@ TEST_CASE("CUDA engine: greedy tokens and logits match the CPU path", "[cuda]") 
   for (const std::string arch : {"qwen3", "llama", "qwen2", "mistral"}) {
     auto model = kvtest::make_and_load(tmp, arch, small(arch));
     const int vocab = model->config().vocab_size;
-    for (const std::string gemm : {"bf16", "fp32"}) {
+    for (const std::string gemm : {"bf16", "fp32", "bf16+gemv"}) {
       EngineOptions o;
       o.device = "cuda";
       o.max_batch = 4;
-      o.kernel_switches = {{"gemm", gemm}};
+      o.kernel_switches = {{"gemm", gemm.substr(0, 4)}};
+      if (gemm == "bf16+gemv") o.kernel_switches["gemv"] = true;  // decode steps on the GEMV path
       auto engine = make_cuda_engine(model, o);
       // Prompts shorter than a page, across pages, and past the sliding window.
       for (int n : {5, 150}) {
@@ -291,7 +292,7 @@ struct StepLog {
 // finish, ...) on one CudaForward. The tokens fed are a fixed schedule, not the greedy ids, so a
 // difference at one step cannot change the inputs of the next: every step compares like for like.
 StepLog run_steps(const std::shared_ptr<const Model>& model, const std::shared_ptr<const CudaWeights>& w, bool graphs,
-                  CudaForward::GraphStats& stats, bool gemv = true, bool pdl = true) {
+                  CudaForward::GraphStats& stats, bool gemv = false, bool pdl = true) {
   const ModelConfig& c = model->config();
   CudaForward fw(c, w, {.max_rows = 256, .max_seqs = 4, .max_context = 512, .cuda_graphs = graphs, .gemv = gemv, .pdl = pdl});
   StepLog log;
@@ -400,8 +401,8 @@ TEST_CASE("CUDA graphs: replayed decode steps give the tokens and logits of laun
   }
 }
 
-// Every step of run_steps has 1-4 rows: with bf16 GEMMs the fused GEMV path (gemv.h) runs them,
-// with programmatic dependent launch (kernels/pdl.cuh) unless told not to.
+// Every step of run_steps has 1-4 rows: asked to, with bf16 GEMMs, the fused GEMV path (gemv.h)
+// runs them, with programmatic dependent launch (kernels/pdl.cuh) unless told not to.
 TEST_CASE("CUDA GEMV: decode steps on the fused GEMV follow cuBLAS and the separate kernels", "[cuda]") {
   kvtest::TempDir tmp;
   for (const std::string arch : {"qwen3", "qwen2"}) {  // q/k norm; biases (o has none; qwen2's qkv do)
@@ -436,8 +437,9 @@ TEST_CASE("CUDA GEMV: decode steps on the fused GEMV follow cuBLAS and the separ
     EngineOptions o;
     o.device = "cuda";
     o.max_batch = 2;
-    o.kernel_switches = {{"gemv", false}};
-    CHECK(make_cuda_engine(model, o)->describe()["gemv"] == "off (cuBLAS)");
+    CHECK(make_cuda_engine(model, o)->describe()["gemv"] == "off (cuBLAS)");  // the default
+    o.kernel_switches = {{"gemv", true}};
+    CHECK(make_cuda_engine(model, o)->describe()["gemv"] != "off (cuBLAS)");
     o.kernel_switches = {{"gemv", 1}};
     CHECK_THROWS_AS(make_cuda_engine(model, o), kvgate::Error);
   }

@@ -58,7 +58,7 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
       k.cuda_graphs = v.get<bool>();
       k.has_cuda_graphs = true;
     } else if (key == "gemv") {
-      if (!v.is_boolean()) throw bad(key, v, "true (decode steps of 1-4 rows on the fused GEMV, the default) or false (cuBLAS)");
+      if (!v.is_boolean()) throw bad(key, v, "true (decode steps of 1-4 rows on the fused GEMV) or false (cuBLAS, the default)");
       k.gemv = v.get<bool>();
       k.has_gemv = true;
     } else {

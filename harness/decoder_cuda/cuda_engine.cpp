@@ -116,7 +116,8 @@ class CudaEngine final : public Engine {
             {"cuda_graphs", forward_->options().cuda_graphs},
             {"fused_gemms", "qkv, gate_up"},
             {"gemv", forward_->options().gemv && weights_->type == kc::GemmType::kBf16
-                         ? "steps of 1-4 rows: hand-written GEMV, input rmsnorm / swiglu / bf16 conversion fused"
+                         ? "steps of 1-4 rows: hand-written GEMV (input rmsnorm / swiglu / bf16 conversion fused), "
+                           "programmatic dependent launch"
                          : "off (cuBLAS)"},
             {"attention", attention_.active()
                               ? "paged split-K attention emulating an engine kernel (kernel_switches), generic kernel"

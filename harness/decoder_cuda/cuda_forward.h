@@ -66,8 +66,9 @@ struct CudaForwardOptions {
   // forward, captured once per (rows, context bucket); false launches every kernel each step.
   bool cuda_graphs = true;
   // Forwards of 1-4 rows with bf16 GEMMs run kernels::cuda::gemv (the norm, SwiGLU and bf16
-  // conversion before each projection fused into it); false: cuBLAS and the separate kernels.
-  bool gemv = true;
+  // conversion before each projection fused into it); false (default): cuBLAS and the separate
+  // kernels. Kernel switch "gemv".
+  bool gemv = false;
   // On the GEMV path, its kernels (GEMVs, qkv_split, kv_write, the decode attention) start with
   // programmatic dependent launch (kernels/pdl.cuh): the same kernels and numbers, fewer idle gaps.
   bool pdl = true;

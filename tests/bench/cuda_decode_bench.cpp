@@ -8,7 +8,7 @@
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
 //               and batches of 1-4 on cuBLAS, the fused GEMV, or the GEMV path with programmatic
-//               dependent launch (--gemv off,on,pdl; default pdl, the engine's default)
+//               dependent launch (--gemv off,on,pdl; default off, the engine's default)
 //   profile     (--profile) the pieces of a batch-1 and batch-32 step one at a time, 36 launches over
 //               the 36 layers' weights: separate q/k/v and gate/up GEMMs against the fused ones, the
 //               o/down GEMMs (residual in the epilogue), the lm head, argmax, the small kernels, and
@@ -319,7 +319,7 @@ int main(int argc, char** argv) try {
   std::vector<int> prefills = {32768};
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
   std::vector<bool> graph_modes = {true};
-  std::vector<std::string> gemv_modes = {"pdl"};
+  std::vector<std::string> gemv_modes = {"off"};
   std::vector<int> batches = {1, 32};
   int decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
