@@ -60,6 +60,7 @@ struct QkvSplitArgs {
   float* q = nullptr;
   float* k = nullptr;
   float* v = nullptr;
+  bool pdl = false;  // programmatic dependent launch (pdl.cuh)
 };
 void qkv_split(const QkvSplitArgs& a, cudaStream_t s);
 // After the fused gate+up GEMM: gate_up [rows][2 inter] (gate then up) plus their biases (either

@@ -8,6 +8,8 @@
 
 #include "cuda_check.cuh"
 #include "decoder_cuda.h"
+#include "decoder_ops_device.cuh"
+#include "pdl.cuh"
 #include "float_formats.h"
 
 namespace kvgate::kernels::cuda {
@@ -50,8 +52,7 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float g = gate[i];
-    const float silu = __fdiv_rn(g, __fadd_rn(1.0f, expf(-g)));
-    const float v = __fmul_rn(silu, up[i]);
+    const float v = silu_mul(g, up[i]);
     if (out_bf16) out_bf16[i] = f32_to_bf16(v);
     if (out) out[i] = v;
   }
@@ -61,24 +62,6 @@ __global__ void to_bf16_kernel(const float* __restrict__ x, std::int64_t n, bf16
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     out[i] = f32_to_bf16(x[i]);
-}
-
-// 1 / rms of a row: the thread's strided fp64 sum of squares `ss` reduced over the block (warp
-// shuffles, then the warps in order), the twin's fp32 variance and fp64 square root. Every thread
-// of the block calls it.
-__device__ float block_inv_rms(double ss, int dim, float eps) {
-  __shared__ double partial[32];
-  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double t = 0.0;
-    for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) t += partial[w];
-    partial[0] = t;
-  }
-  __syncthreads();
-  const float variance = static_cast<float>(partial[0] / dim);
-  return static_cast<float>(1.0 / sqrt(static_cast<double>(variance + eps)));
 }
 
 int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
@@ -130,6 +113,8 @@ __device__ void rope_pair(float& x1, float& x2, float inv_freq, float pos, float
 // Block (head, row) of the fused QKV output: bias, q/k norm, RoPE; V heads are copied (+ bias).
 // norm_threads(head_dim) threads, as rmsnorm_kernel on one head, so the reduction order is its.
 __global__ void qkv_split_kernel(QkvSplitArgs a) {
+  pdl_launch_dependents();
+  pdl_wait();
   __shared__ float buf[kMaxQkvHeadDim];
   const int d = a.head_dim, hid = blockIdx.x, r = blockIdx.y;
   const int width = (a.q_heads + 2 * a.kv_heads) * d, off = hid * d;
@@ -178,8 +163,7 @@ __global__ void swiglu_fused_kernel(const float* __restrict__ gu, int rows, int 
     float g = gu[r * 2 * inter + c], u = gu[r * 2 * inter + inter + c];
     if (gate_bias) g = g + gate_bias[c];
     if (up_bias) u = u + up_bias[c];
-    const float silu = __fdiv_rn(g, __fadd_rn(1.0f, expf(-g)));
-    const float v = __fmul_rn(silu, u);
+    const float v = silu_mul(g, u);
     if (out_bf16) out_bf16[i] = f32_to_bf16(v);
     if (out) out[i] = v;
   }
@@ -332,8 +316,7 @@ void qkv_split(const QkvSplitArgs& a, cudaStream_t s) {
   if (a.rows <= 0) return;
   if (a.head_dim <= 0 || a.head_dim > kMaxQkvHeadDim || a.head_dim % 2 != 0 || (a.q_norm == nullptr) != (a.k_norm == nullptr))
     throw Error("qkv_split: head_dim must be even and at most 256, q_norm and k_norm both set or both null", kExitInternal);
-  qkv_split_kernel<<<dim3(a.q_heads + 2 * a.kv_heads, a.rows), norm_threads(a.head_dim), 0, s>>>(a);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_kernel(a.pdl, qkv_split_kernel, dim3(a.q_heads + 2 * a.kv_heads, a.rows), dim3(norm_threads(a.head_dim)), 0, s, a);
 }
 
 void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,

@@ -116,6 +116,7 @@ struct KvWriteArgs {
   std::uint8_t* k_pool = nullptr;
   std::uint8_t* v_pool = nullptr;
   float* absmax = nullptr;  // this layer's [kv_heads][2], or null
+  bool pdl = false;         // programmatic dependent launch (pdl.cuh)
 };
 void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
 
@@ -155,6 +156,8 @@ struct PagedAttentionArgs {
   // Kernel switch "prefill": the tensor-core prefill path (paged_attention_prefill.h) in exact mode
   // (default), in bf16x3 (2^-16 per product), or the generic CUDA-core kernel for prefill tiles.
   PrefillKernel prefill = PrefillKernel::kTensorCore;
+  // Decode path only (paged_attention_decode.h): both kernels with programmatic dependent launch (pdl.cuh).
+  bool pdl = false;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
 std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cuda_check.cuh"
+#include "pdl.cuh"
 #include "kv_codecs.h"
 #include "kv_paged_cuda.h"
 
@@ -67,6 +68,8 @@ __device__ void encode_slot(const KvLayerCodec& c, bool is_k, int head, float* x
 }
 
 __global__ void kv_write_kernel(KvLayerCodec c, KvWriteArgs a) {
+  pdl_launch_dependents();
+  pdl_wait();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= a.rows * a.kv_heads * 2) return;
   const bool is_k = (idx & 1) == 0;
@@ -94,8 +97,7 @@ __global__ void kv_write_kernel(KvLayerCodec c, KvWriteArgs a) {
 void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s) {
   if (a.rows <= 0) return;
   const int n = a.rows * a.kv_heads * 2, threads = 64;
-  kv_write_kernel<<<(n + threads - 1) / threads, threads, 0, s>>>(codec, a);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_kernel(a.pdl, kv_write_kernel, dim3((n + threads - 1) / threads), dim3(threads), 0, s, codec, a);
 }
 
 }  // namespace kvgate::kernels::cuda

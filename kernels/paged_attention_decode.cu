@@ -28,6 +28,7 @@
 #include "cuda_check.cuh"
 #include "kv_codecs.h"
 #include "paged_attention_decode.h"
+#include "pdl.cuh"
 
 namespace kvgate::kernels::cuda {
 
@@ -344,6 +345,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
   __shared__ float lut[16];
   __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
 
+  pdl_launch_dependents();
+  pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
   const AttentionTile tl = a.tiles[blockIdx.z];
   const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
   const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * kD;
@@ -606,6 +609,8 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) 
 // One block per (tile, KV head, query vector): weights of the splits in shared memory, then each
 // thread one dimension, the splits' loads independent.
 __global__ void __launch_bounds__(kThreads) decode_combine_kernel(PagedAttentionArgs a, int splits) {
+  pdl_launch_dependents();
+  pdl_wait();
   extern __shared__ float wsplit[];
   __shared__ float red[kWarps];
   const AttentionTile tl = a.tiles[blockIdx.x];
@@ -705,8 +710,7 @@ int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaS
   constexpr int smem = dynamic_smem<F>();
   static_assert(smem >= (2 * kWarps * kNQ + (kWarps + 1) * kNQ * kD) * 4, "the warp merge reuses the ring");
   splits = fit_splits(splits, a.num_tiles * a.kv_heads, a.max_ctx, resident_blocks<F>());
-  decode_kernel<F><<<dim3(splits, a.kv_heads, a.num_tiles), kThreads, smem, s>>>(c, a);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_kernel(a.pdl, decode_kernel<F>, dim3(splits, a.kv_heads, a.num_tiles), dim3(kThreads), smem, s, c, a);
   return splits;
 }
 
@@ -763,8 +767,7 @@ void decode_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int sp
   }
   const int smem = splits * static_cast<int>(sizeof(float));
   if (smem > 48 * 1024) throw Error("decode_attention: " + std::to_string(splits) + " splits is too many", kExitInternal);
-  decode_combine_kernel<<<dim3(a.num_tiles, a.kv_heads, kNQ), kThreads, smem, s>>>(a, splits);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_kernel(a.pdl, decode_combine_kernel, dim3(a.num_tiles, a.kv_heads, kNQ), dim3(kThreads), smem, s, a, splits);
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -93,6 +93,10 @@ TEST_CASE("cpu engine: describe() records the resolved KV format; bad options ar
   CHECK_THROWS_AS(resolve_kernel_switches({{"cuda_graphs", 1}}), kvgate::Error);
   CHECK(resolve_kernel_switches({{"cuda_graphs", false}}).cuda_graphs == false);
   CHECK(resolve_kernel_switches(json::object()).cuda_graphs == true);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"gemv", false}}}), kvgate::Error);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"gemv", "off"}}), kvgate::Error);
+  CHECK(resolve_kernel_switches({{"gemv", true}}).gemv == true);
+  CHECK(resolve_kernel_switches(json::object()).gemv == false);
   CHECK(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", true}}})->describe()["kernel_switches"]["q_fp8"] == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .max_batch = 0}), kvgate::Error);
 }

@@ -14,6 +14,10 @@
 //                                      (2^-16 per product), or on the generic CUDA-core kernel
 //   "cuda_graphs": bool                CUDA only: replay each decode step as a CUDA graph (default
 //                                      true; false launches every kernel each step, same numbers)
+//   "gemv": bool                       CUDA only: steps of 1-4 rows run the hand-written GEMV with
+//                                      the norm / SwiGLU / bf16 conversion before it fused in and
+//                                      programmatic dependent launch (default false: cuBLAS and
+//                                      separate kernels; docs/cuda-decoder.md has the measurements)
 #pragma once
 #include <string>
 
@@ -30,6 +34,8 @@ struct KernelSwitches {
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
   bool cuda_graphs = true;
   bool has_cuda_graphs = false;   // the switch was given
+  bool gemv = false;
+  bool has_gemv = false;          // the switch was given
 };
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& switches);

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "cuda_check.cuh"
 #include "float_formats.h"
+#include "gemv.h"
 #include "kv_format.h"
 
 namespace kvgate::decoder {
@@ -278,7 +279,7 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
     launch_all(n, first_logit, greedy);
     return;
   }
-  const GraphKey key{.rows = n, .ctx_bucket = max_ctx_, .greedy = greedy};
+  const GraphKey key{.rows = n, .ctx_bucket = max_ctx_, .greedy = greedy, .gemv = use_gemv(n), .pdl = use_gemv(n) && o_.pdl};
   GraphEntry& g = graphs_[key];
   g.last_use = ++graph_clock_;
   if (!g.exec) {
@@ -336,26 +337,77 @@ void CudaForward::launch_all(int n, int first_logit, bool greedy) {
   }
 }
 
+bool CudaForward::use_gemv(int n) const {
+  const ModelConfig& c = config_;
+  return o_.gemv && w_->type == kc::GemmType::kBf16 && kc::gemv_supported(n, c.hidden_size, c.num_heads * c.head_dim) &&
+         kc::gemv_supported(n, c.num_heads * c.head_dim, c.hidden_size);
+}
+
 void CudaForward::layer(int l, int n) {
+  if (use_gemv(n)) return layer_gemv(l, n);
   const ModelConfig& c = config_;
   const CudaWeights::Layer& L = w_->layers[l];
   const kc::GemmType t = w_->type;
   const bool bf16 = t == kc::GemmType::kBf16;
-  const int h = c.hidden_size, d = c.head_dim, qw = c.num_heads * d, kw = c.num_kv_heads * d, inter = c.intermediate_size;
+  const int h = c.hidden_size, qw = c.num_heads * c.head_dim, kw = c.num_kv_heads * c.head_dim, inter = c.intermediate_size;
   const float eps = c.rms_norm_eps;
   const void* in = bf16 ? static_cast<const void*>(xb_) : xn_;
   kc::rmsnorm(x_, L.input_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
   // One GEMM for q, k and v, then bias, q/k norm and RoPE while splitting its output.
   gemm_->run(t, in, L.qkv, nullptr, qkv_, n, h, qw + 2 * kw, stream_);
-  kc::qkv_split({.qkv = qkv_, .bias = L.qkv_bias, .q_norm = L.q_norm, .k_norm = L.k_norm, .eps = eps, .positions = pos_,
+  attend(l, n, /*pdl=*/false);
+  if (bf16) kc::to_bf16(attn_, static_cast<std::int64_t>(n) * qw, xb_, stream_);
+  project_add(n, bf16 ? static_cast<const void*>(xb_) : attn_, L.o, L.o_bias, qw);
+  kc::rmsnorm(x_, L.post_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
+  // One GEMM for gate and up; SwiGLU reads both halves of its rows.
+  gemm_->run(t, in, L.gate_up, nullptr, gate_up_, n, h, 2 * inter, stream_);
+  kc::swiglu_fused(gate_up_, n, inter, L.gate_bias, L.up_bias, bf16 ? nullptr : act_, bf16 ? xb_ : nullptr, stream_);
+  project_add(n, bf16 ? static_cast<const void*>(xb_) : act_, L.down, L.down_bias, inter);
+}
+
+// Decode steps: each projection one GEMV launch with the kernel before it fused in (gemv.h), so
+// the layer is 4 GEMVs, qkv_split, kv_write and the attention.
+void CudaForward::layer_gemv(int l, int n) {
+  const ModelConfig& c = config_;
+  const CudaWeights::Layer& L = w_->layers[l];
+  const int h = c.hidden_size, qw = c.num_heads * c.head_dim, kw = c.num_kv_heads * c.head_dim, inter = c.intermediate_size;
+  const bool pdl = o_.pdl;
+  auto wt = [](const void* p) { return static_cast<const kc::bf16_t*>(p); };
+  kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x_, .norm = L.input_norm, .eps = c.rms_norm_eps, .w = wt(L.qkv), .y = qkv_,
+            .rows = n, .k = h, .cols = qw + 2 * kw, .pdl = pdl},
+           stream_);
+  attend(l, n, pdl);
+  kc::gemv({.input = kc::GemvInput::kF32, .x = attn_, .w = wt(L.o), .bias = L.o_bias, .y = x_, .rows = n, .k = qw, .cols = h,
+            .accumulate = true, .pdl = pdl},
+           stream_);
+  kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x_, .norm = L.post_norm, .eps = c.rms_norm_eps, .w = wt(L.gate_up),
+            .y = gate_up_, .rows = n, .k = h, .cols = 2 * inter, .pdl = pdl},
+           stream_);
+  if (kc::gemv_supported(n, inter, h)) {
+    kc::gemv({.input = kc::GemvInput::kSwiglu, .x = gate_up_, .gate_bias = L.gate_bias, .up_bias = L.up_bias, .w = wt(L.down),
+              .bias = L.down_bias, .y = x_, .rows = n, .k = inter, .cols = h, .accumulate = true, .pdl = pdl},
+             stream_);
+  } else {  // the intermediate rows do not fit the GEMV's shared memory
+    kc::swiglu_fused(gate_up_, n, inter, L.gate_bias, L.up_bias, nullptr, xb_, stream_);
+    project_add(n, xb_, L.down, L.down_bias, inter);
+  }
+}
+
+// After the fused QKV projection: bias, q/k norm and RoPE while splitting, the cache write, and the
+// attention into attn_ (fp32).
+void CudaForward::attend(int l, int n, bool pdl) {
+  const ModelConfig& c = config_;
+  const CudaWeights::Layer& L = w_->layers[l];
+  const int d = c.head_dim;
+  kc::qkv_split({.qkv = qkv_, .bias = L.qkv_bias, .q_norm = L.q_norm, .k_norm = L.k_norm, .eps = c.rms_norm_eps, .positions = pos_,
                  .inv_freq = w_->inv_freq, .attention_scaling = w_->rope_scaling, .rows = n, .q_heads = c.num_heads,
-                 .kv_heads = c.num_kv_heads, .head_dim = d, .q = q_, .k = k_, .v = v_},
+                 .kv_heads = c.num_kv_heads, .head_dim = d, .q = q_, .k = k_, .v = v_, .pdl = pdl},
                 stream_);
   const kc::PagedKvCache& cache = *cache_;
   kc::kv_write(cache.codec(l), {.k = k_, .v = v_, .row_seq = seqs_, .row_pos = pos_, .rows = n, .kv_heads = c.num_kv_heads,
                                 .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                                 .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l),
-                                .absmax = cache.absmax() + static_cast<std::size_t>(l) * c.num_kv_heads * 2},
+                                .absmax = cache.absmax() + static_cast<std::size_t>(l) * c.num_kv_heads * 2, .pdl = pdl},
                stream_);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   kc::paged_attention(cache.codec(l),
@@ -363,24 +415,19 @@ void CudaForward::layer(int l, int n) {
                        .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_, .scale = scale,
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,
-                       .emulation = o_.emulation, .prefill = o_.prefill},
+                       .emulation = o_.emulation, .prefill = o_.prefill, .pdl = pdl},
                       stream_);
-  if (bf16) kc::to_bf16(attn_, static_cast<std::int64_t>(n) * qw, xb_, stream_);
-  // Residual adds in the GEMM's epilogue (x += W a), unless a bias must come first.
-  auto project_add = [&](const void* a, const void* wt, const float* bias, int k) {
-    if (bias) {
-      gemm_->run(t, a, wt, bias, tmp_, n, k, h, stream_);
-      kc::add(x_, tmp_, static_cast<std::int64_t>(n) * h, stream_);
-    } else {
-      gemm_->run(t, a, wt, nullptr, x_, n, k, h, stream_, /*accumulate=*/true);
-    }
-  };
-  project_add(bf16 ? static_cast<const void*>(xb_) : attn_, L.o, L.o_bias, qw);
-  kc::rmsnorm(x_, L.post_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
-  // One GEMM for gate and up; SwiGLU reads both halves of its rows.
-  gemm_->run(t, in, L.gate_up, nullptr, gate_up_, n, h, 2 * inter, stream_);
-  kc::swiglu_fused(gate_up_, n, inter, L.gate_bias, L.up_bias, bf16 ? nullptr : act_, bf16 ? xb_ : nullptr, stream_);
-  project_add(bf16 ? static_cast<const void*>(xb_) : act_, L.down, L.down_bias, inter);
+}
+
+// x += a W^T (the residual add in cuBLAS's epilogue), or with a bias: t = a W^T, t += bias, x += t.
+void CudaForward::project_add(int n, const void* a, const void* w, const float* bias, int k) {
+  const int h = config_.hidden_size;
+  if (bias) {
+    gemm_->run(w_->type, a, w, bias, tmp_, n, k, h, stream_);
+    kc::add(x_, tmp_, static_cast<std::int64_t>(n) * h, stream_);
+  } else {
+    gemm_->run(w_->type, a, w, nullptr, x_, n, k, h, stream_, /*accumulate=*/true);
+  }
 }
 
 void CudaForward::logits_to_host(int rows, float* host) {

@@ -65,6 +65,13 @@ struct CudaForwardOptions {
   // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
   // forward, captured once per (rows, context bucket); false launches every kernel each step.
   bool cuda_graphs = true;
+  // Forwards of 1-4 rows with bf16 GEMMs run kernels::cuda::gemv (the norm, SwiGLU and bf16
+  // conversion before each projection fused into it); false (default): cuBLAS and the separate
+  // kernels. Kernel switch "gemv".
+  bool gemv = false;
+  // On the GEMV path, its kernels (GEMVs, qkv_split, kv_write, the decode attention) start with
+  // programmatic dependent launch (kernels/pdl.cuh): the same kernels and numbers, fewer idle gaps.
+  bool pdl = true;
 };
 
 class CudaForward {
@@ -93,6 +100,9 @@ class CudaForward {
   void ids_to_host(int rows, int* host_ids);
   // Turns graph replay of decode steps on or off from the next forward (benchmarks: both on one cache).
   void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
+  // The same for the GEMV path (benchmarks).
+  void set_gemv(bool on) { o_.gemv = on; }
+  void set_pdl(bool on) { o_.pdl = on; }
   // Graphs captured and replays so far (tests, benchmarks).
   struct GraphStats {
     int captured = 0;
@@ -104,6 +114,11 @@ class CudaForward {
 
  private:
   void layer(int l, int n);
+  // The layer with kernels::cuda::gemv for its four projections (n <= 4 rows, bf16 weights).
+  void layer_gemv(int l, int n);
+  bool use_gemv(int n) const;
+  void attend(int l, int n, bool pdl);
+  void project_add(int n, const void* a, const void* w, const float* bias, int k);
   // Every kernel of one forward after the inputs are on the device (what a graph captures).
   void launch_all(int n, int first_logit, bool greedy);
   // Power-of-two context bucket that sizes the attention's split count: constant across the
@@ -112,7 +127,7 @@ class CudaForward {
 
   struct GraphKey {
     int rows, ctx_bucket;
-    bool greedy;
+    bool greedy, gemv, pdl;
     auto operator<=>(const GraphKey&) const = default;
   };
   struct GraphEntry {

@@ -6,18 +6,20 @@
 //               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
-//               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights)
+//               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
+//               and batches of 1-4 on cuBLAS, the fused GEMV, or the GEMV path with programmatic
+//               dependent launch (--gemv off,on,pdl; default off, the engine's default)
 //   profile     (--profile) the pieces of a batch-1 and batch-32 step one at a time, 36 launches over
 //               the 36 layers' weights: separate q/k/v and gate/up GEMMs against the fused ones, the
 //               o/down GEMMs (residual in the epilogue), the lm head, argmax, the small kernels, and
-//               one forward launched eagerly against its graph replay
+//               at batches of 1-4 the GEMVs with the kernel before them fused in (gemv.h)
 //   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens (chunks of 512) per
 //               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
 //               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
 //
 // cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
 //                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
-//                   [--batches 1,32] [--profile] [--prefill-formats a,b,...]
+//                   [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]
 //                   [--prefill-kernels tensor_core,bf16x3,generic]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
@@ -35,6 +37,7 @@
 #include "cuda_info.h"
 #include "decoder/model_config.h"
 #include "decoder_cuda/cuda_forward.h"
+#include "gemv.h"
 #include "kv_format.h"
 #include "kv_paged_cuda.h"
 
@@ -216,6 +219,51 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
        [&](int l) { gemm.run(w.type, xb.get(), w.layers[l].down, nullptr, x.get(), n, inter, h, s, true); });
   time("lm head GEMM", double(vocab) * h * e,
        [&](int) { gemm.run(w.type, xb.get(), w.lm_head, nullptr, logits.get(), n, h, vocab, s); });
+  if (kc::gemv_supported(n, inter, h)) {  // the decode-step GEMVs with the kernel before each fused in
+    auto wt = [](const void* p) { return static_cast<const kc::bf16_t*>(p); };
+    time("qkv: GEMV + input rmsnorm", double(qw + 2 * kw) * h * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x.get(), .norm = w.layers[l].input_norm, .w = wt(w.layers[l].qkv),
+                .y = y.get(), .rows = n, .k = h, .cols = qw + 2 * kw},
+               s);
+    });
+    time("o: GEMV (fp32 in), x +=", double(h) * qw * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kF32, .x = q.get(), .w = wt(w.layers[l].o), .y = x.get(), .rows = n, .k = qw, .cols = h,
+                .accumulate = true},
+               s);
+    });
+    time("o: GEMV (fp32 in), x +=, pdl", double(h) * qw * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kF32, .x = q.get(), .w = wt(w.layers[l].o), .y = x.get(), .rows = n, .k = qw, .cols = h,
+                .accumulate = true, .pdl = true},
+               s);
+    });
+    time("gate_up: GEMV + rmsnorm", 2.0 * inter * h * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x.get(), .norm = w.layers[l].post_norm, .w = wt(w.layers[l].gate_up),
+                .y = y.get(), .rows = n, .k = h, .cols = 2 * inter},
+               s);
+    });
+    time("gate_up: GEMV + rmsnorm, pdl", 2.0 * inter * h * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x.get(), .norm = w.layers[l].post_norm, .w = wt(w.layers[l].gate_up),
+                .y = y.get(), .rows = n, .k = h, .cols = 2 * inter, .pdl = true},
+               s);
+    });
+    time("down: GEMV + swiglu, x +=", double(h) * inter * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kSwiglu, .x = y.get(), .w = wt(w.layers[l].down), .y = x.get(), .rows = n, .k = inter,
+                .cols = h, .accumulate = true},
+               s);
+    });
+    time("lm head GEMV (bf16 in)", double(vocab) * h * e, [&](int) {
+      kc::gemv({.x = xb.get(), .w = wt(w.lm_head), .y = logits.get(), .rows = n, .k = h, .cols = vocab}, s);
+    });
+    if (n == 1)  // other (weight rows per warp, chunks in flight) variants on the o, gate_up and down shapes
+      for (auto [cw, u] : {std::pair{1, 4}, {1, 8}, {2, 2}, {2, 4}, {2, 8}, {4, 2}, {4, 4}})
+        for (auto [name, k, cols] : {std::tuple{"o", qw, h}, {"gate_up", h, 2 * inter}, {"down", inter, h}}) {
+          const std::string what = std::string(name) + " GEMV bf16 in, " + std::to_string(cw) + "x" + std::to_string(u);
+          time(what, double(cols) * k * e, [&, cw = cw, u = u, k = k, cols = cols, name = std::string(name)](int l) {
+            const void* m = name == "o" ? w.layers[l].o : name == "down" ? w.layers[l].down : w.layers[l].gate_up;
+            kc::gemv_tuning({.x = xb.get(), .w = wt(m), .y = y.get(), .rows = 1, .k = k, .cols = cols}, cw, u, s);
+          });
+        }
+  }
   kk::DeviceBuffer<char> argmax_ws(kc::argmax_workspace_bytes(n));
   time("argmax, one block a row", 0, [&](int) { kc::argmax_rows(logits.get(), n, vocab, ids.get(), s); });
   time("argmax, 64 chunks then merge", 0,
@@ -271,6 +319,7 @@ int main(int argc, char** argv) try {
   std::vector<int> prefills = {32768};
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
   std::vector<bool> graph_modes = {true};
+  std::vector<std::string> gemv_modes = {"off"};
   std::vector<int> batches = {1, 32};
   int decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
@@ -309,6 +358,13 @@ int main(int argc, char** argv) try {
         graph_modes.push_back(g == "on");
       }
     }
+    else if (a == "--gemv") {
+      gemv_modes.clear();
+      for (const auto& g : split(next())) {
+        if (g != "on" && g != "off" && g != "pdl") throw kvgate::Error("--gemv takes off, on, pdl or a list (off,on,pdl)");
+        gemv_modes.push_back(g);
+      }
+    }
     else throw kvgate::Error("unknown option " + a);
   }
   std::printf("device: %s\n", kk::cuda_describe().c_str());
@@ -333,8 +389,8 @@ int main(int argc, char** argv) try {
     if (profile_steps)
       for (int batch : batches) profile(cfg, *w, batch, reps, bw);
     std::printf("\nend-to-end decode (fused QKV and gate/up GEMMs; graphs: each step replayed as one CUDA graph)\n");
-    std::printf("%-8s %6s %8s %6s %12s %12s %12s %8s %9s\n", "kv", "batch", "context", "graphs", "ms/step", "tokens/s",
-                "floor_tok/s", "of_floor", "captured");
+    std::printf("%-8s %6s %8s %6s %5s %12s %12s %12s %8s %9s\n", "kv", "batch", "context", "graphs", "gemv", "ms/step",
+                "tokens/s", "floor_tok/s", "of_floor", "captured");
     for (const std::string& f : decode_formats)
       for (int batch : batches) {
         CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = batch, .max_context = decode_ctx + 64});
@@ -359,8 +415,11 @@ int main(int argc, char** argv) try {
           ds[s] = s;
           dp[s] = decode_ctx;
         }
+        for (const std::string& gemv : gemv_modes)
         for (bool graphs : graph_modes) {
           fw.set_cuda_graphs(graphs);
+          fw.set_gemv(gemv != "off");
+          fw.set_pdl(gemv == "pdl");
           Timer t;
           int step = 0;
           const int steps = 16;
@@ -373,8 +432,8 @@ int main(int argc, char** argv) try {
           const double kv_bytes = static_cast<double>(batch) * decode_ctx *
                                   kk::resolve_kv_format({f, nlohmann::json::object()}, {.layers = cfg.num_layers, .kv_heads = 8, .head_dim = 128}).bytes_per_token();
           const double floor_s = (w->bytes + kv_bytes) / bw;
-          std::printf("%-8s %6d %8d %6s %12.3f %12.1f %12.1f %7.1f%% %9d\n", f.substr(0, 8).c_str(), batch, decode_ctx,
-                      graphs ? "on" : "off", ms, batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3),
+          std::printf("%-8s %6d %8d %6s %5s %12.3f %12.1f %12.1f %7.1f%% %9d\n", f.substr(0, 8).c_str(), batch, decode_ctx,
+                      graphs ? "on" : "off", gemv.c_str(), ms, batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3),
                       fw.graph_stats().captured);
           std::fflush(stdout);
         }
