@@ -33,11 +33,10 @@ void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, 
 // angle in fp64, as the twin.
 void rope(float* x, int rows, int heads, int head_dim, const int* positions, const float* inv_freq,
           float attention_scaling, cudaStream_t s);
-// Greedy: ids[r] = argmax of logits[r][0..n) (ties: lowest id).
-void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s);
-// The same over a large vocabulary in two passes: kArgmaxChunks blocks per row, then one block
-// merges them in chunk order (one block per row takes ~110 us for 152K logits on an H200). Same
-// result as sample_ref: the first maximum, NaNs skipped, index 0 when logits[r][0] is NaN.
+// Greedy: ids[r] = argmax of logits[r][0..n) in two passes: kArgmaxChunks blocks per row, then one
+// block merges them in chunk order (one block per row took ~110 us for 152K logits on an H200, this
+// 8). Same result as sample_ref: the first maximum (ties: lowest id), NaNs skipped, index 0 when
+// logits[r][0] is NaN.
 // `workspace`: argmax_workspace_bytes(rows) bytes of device memory.
 constexpr int kArgmaxChunks = 64;
 inline std::size_t argmax_workspace_bytes(int rows) { return static_cast<std::size_t>(rows) * kArgmaxChunks * 8; }

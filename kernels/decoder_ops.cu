@@ -169,37 +169,6 @@ __global__ void swiglu_fused_kernel(const float* __restrict__ gu, int rows, int 
   }
 }
 
-__device__ bool better(float v, int i, float bv, int bi) { return v > bv || (v == bv && i < bi) || (bi < 0); }
-
-__global__ void argmax_kernel(const float* __restrict__ logits, int n, int* ids) {
-  const float* row = logits + static_cast<std::int64_t>(blockIdx.x) * n;
-  float bv = -INFINITY;
-  int bi = -1;
-  for (int i = threadIdx.x; i < n; i += blockDim.x)
-    if (better(row[i], i, bv, bi)) {
-      bv = row[i];
-      bi = i;
-    }
-  __shared__ float sv[kThreads];
-  __shared__ int si[kThreads];
-  sv[threadIdx.x] = bv;
-  si[threadIdx.x] = bi;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      const float v = sv[threadIdx.x + s];
-      const int i = si[threadIdx.x + s];
-      if (i >= 0 && (si[threadIdx.x] < 0 || v > sv[threadIdx.x] || (v == sv[threadIdx.x] && i < si[threadIdx.x]))) {
-        sv[threadIdx.x] = v;
-        si[threadIdx.x] = i;
-      }
-    }
-    __syncthreads();
-  }
-  // All-NaN row: the twin keeps index 0.
-  if (threadIdx.x == 0) ids[blockIdx.x] = si[0] < 0 ? 0 : si[0];
-}
-
 // (value, index) pairs: the larger value, on equal values the lower index; NaN values never win
 // (v > bv and v == bv are false), index INT_MAX marks "none yet".
 __device__ void argmax_take(float& bv, int& bi, float v, int i) {
@@ -331,12 +300,6 @@ void rope(float* x, int rows, int heads, int head_dim, const int* positions, con
           float attention_scaling, cudaStream_t s) {
   if (rows <= 0) return;
   rope_kernel<<<rows, 64, 0, s>>>(x, heads, head_dim, positions, inv_freq, attention_scaling);
-  KV_CUDA_CHECK_LAUNCH();
-}
-
-void argmax_rows(const float* logits, int rows, int n, int* ids, cudaStream_t s) {
-  if (rows <= 0) return;
-  argmax_kernel<<<rows, kThreads, 0, s>>>(logits, n, ids);
   KV_CUDA_CHECK_LAUNCH();
 }
 

@@ -736,9 +736,9 @@ struct SampleCase final : DecoderCase {
     for (double u : us) out.push_back(kk::sample_ref(logits.data(), n, p, u, ws));
     return true;
   }
-  // Greedy here runs the one-block argmax_rows (the engine's argmax_rows_chunked has its own
-  // ARGMAX_CHUNKED cases); temperature sampling runs sample_ref on the host in the CUDA engine too
-  // (the row's logits are copied back), so it has no kernel.
+  // Greedy runs the engine's argmax_rows_chunked (ARGMAX_CHUNKED has the NaN and tie patterns);
+  // temperature sampling runs sample_ref on the host in the CUDA engine too (the row's logits are
+  // copied back), so it has no kernel.
   bool has_gpu() const override { return kCudaBuilt && p.temperature <= 0.0; }
   double max_nmse_gpu() const override { return 0.0; }
   bool gpu(std::vector<double>& out) override {
@@ -751,7 +751,8 @@ struct SampleCase final : DecoderCase {
     if (best + 1 < n) l[n - 1] = l[best];
     auto dl = to_device(l);
     auto ids = poisoned_device<int>(1);
-    kc::argmax_rows(dl->get(), 1, n, ids->get(), nullptr);
+    auto ws = poisoned_device<char>(kc::argmax_workspace_bytes(1));
+    kc::argmax_rows_chunked(dl->get(), 1, n, ids->get(), ws->get(), nullptr);
     device_sync();
     int id = -1;
     ids->download(&id);

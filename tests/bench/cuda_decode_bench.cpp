@@ -265,7 +265,6 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
         }
   }
   kk::DeviceBuffer<char> argmax_ws(kc::argmax_workspace_bytes(n));
-  time("argmax, one block a row", 0, [&](int) { kc::argmax_rows(logits.get(), n, vocab, ids.get(), s); });
   time("argmax, 64 chunks then merge", 0,
        [&](int) { kc::argmax_rows_chunked(logits.get(), n, vocab, ids.get(), argmax_ws.get(), s); });
   time("rmsnorm (hidden, to bf16)", 0,
