@@ -34,9 +34,6 @@ float* upload_floats(const std::vector<float>& v, std::vector<void*>& owned) {
 PagedKvCache::PagedKvCache(const KvFormatSpec& spec, const PagedKvOptions& options) : spec_(spec), o_(options) {
   const KvShape& sh = spec_.shape;
   const std::string& f = spec_.format;
-  if (f == "kivi2")
-    throw Error("--kv-format kivi2 is not available on --device cuda (its key groups span tokens, outside the paged "
-                "slot layout); use --device cpu for kivi2");
   if (o_.page_tokens != 64) throw Error("PagedKvCache: page_tokens must be 64 (the attention tile)", kExitInternal);
   if (sh.head_dim > kMaxHeadDim || sh.head_dim % 16 != 0)
     throw Error("--device cuda: head_dim " + std::to_string(sh.head_dim) + " is not supported (a multiple of 16 up to " +
@@ -56,6 +53,12 @@ PagedKvCache::PagedKvCache(const KvFormatSpec& spec, const PagedKvOptions& optio
     } else if (f == "fp32") {
       c.family = KvFamily::kF32;
       c.k_bytes = c.v_bytes = 4 * d;
+    } else if (f == "kivi2") {  // materialized: fp32 slots holding what the store reads (kv_paged_cuda.h)
+      c.family = KvFamily::kF32;
+      c.k_bytes = c.v_bytes = 4 * d;
+      c.kivi_group = spec_.kivi_group;
+      c.kivi_residual = spec_.kivi_residual;
+      c.kivi_bits = spec_.kivi_bits;
     } else if (f == "fp16") {
       c.family = KvFamily::kF16;
       c.k_bytes = c.v_bytes = 2 * d;
@@ -128,6 +131,14 @@ double PagedKvCache::pool_bytes() const {
   double b = 0;
   for (int l = 0; l < spec_.shape.layers; ++l) b += static_cast<double>(k_region_bytes(l) + v_region_bytes(l));
   return b * o_.num_pages * spec_.shape.kv_heads;
+}
+
+double PagedKvCache::device_bytes_per_token(const KvFormatSpec& spec) {
+  if (spec.format != "kivi2") return spec.bytes_per_token();
+  double b = 0;
+  for (int l = 0; l < spec.shape.layers; ++l)
+    b += spec.skipped(l) ? spec.layers[l].k + spec.layers[l].v : 8.0 * spec.shape.head_dim;
+  return b * spec.shape.kv_heads;
 }
 
 std::size_t PagedKvCache::k_region_bytes(int layer) const { return static_cast<std::size_t>(o_.page_tokens) * codecs_[layer].k_bytes; }

@@ -6,7 +6,19 @@
 // Layout of one layer's K (and V) pool: [page][kv_head][page_tokens][k_bytes] (a page holds
 // page_tokens consecutive tokens of one sequence; one (page, head) region is contiguous). Each
 // sequence has a row of the block table: page ids for its tokens 0, P, 2P, ...
-// Only in a CUDA build (KVGATE_HAVE_CUDA). Every format but kivi2 (whose key groups span tokens).
+//
+// kivi2 has no per-token slot (a key group spans G tokens, and a full-precision window trails the
+// groups), so its layers are materialized: an fp32 pool (family kF32, 4 * head_dim bytes per K and
+// per V: 512 at head_dim 128 against kivi2's 48) holding per token exactly what KiviKvStore::read()
+// returns. kv_write stores the (rounded) inputs, then applies the store's append rule for every
+// row: a count n = pos + 1 that is a multiple of R quantizes the key groups of tokens n-R .. n-1, a
+// count n > R the value of token n-R-1; those slots are overwritten with the codec's dequantized
+// values (codec_kivi.h, the host's functions). Attention reads plain fp32 slots: exact, at fp32's
+// speed and memory, not 2-bit's. A forward's reads see the state after all its rows (the CPU
+// Session's chunk rule), so callers must feed sequences in the Session's chunks (CudaEngine does)
+// and each position once, in order: the inputs of quantized slots are gone, so re-writing a
+// position, or truncating into a quantized range, is not supported.
+// Only in a CUDA build (KVGATE_HAVE_CUDA).
 #pragma once
 #if defined(KVGATE_HAVE_CUDA)
 #include <cuda_runtime.h>
@@ -42,6 +54,7 @@ struct KvLayerCodec {
   bool norm_correction = false;
   const float* centroids = nullptr;        // kTqMse: [2^key_bits]
   const float* midpoints = nullptr;        // kTqMse: [2^key_bits - 1]
+  int kivi_group = 0, kivi_residual = 0, kivi_bits = 0;  // kivi2 (family kF32, materialized); residual 0: not kivi2
 };
 
 // Largest head_dim the kernels take; query vectors (GQA group x rows) per attention tile.
@@ -74,6 +87,9 @@ class PagedKvCache {
   float* absmax() const { return d_absmax_; }           // device [layers][kv_heads][2] (K, V)
   // Pool bytes of all layers (what one full cache holds), for reports and bandwidth numbers.
   double pool_bytes() const;
+  // Device bytes per token of the pools, all layers, K and V: the format's bytes_per_token(), but
+  // kivi2's layers hold fp32 (8 * head_dim per KV head). Sizes the pool before it exists.
+  static double device_bytes_per_token(const KvFormatSpec& spec);
 
   // Gives sequence `seq` pages for `tokens` tokens (keeps its existing pages); Error when the pool
   // is exhausted. release() returns them. Call sync_block_table() before kernels read the table
@@ -104,7 +120,8 @@ class PagedKvCache {
 // Writes rows of K and V (fp32 [rows][kv_heads*head_dim], after k-norm and RoPE) into their slots:
 // row r is token row_pos[r] of sequence row_seq[r] (pages reserved, table synced). Bit-identical to
 // the host codec (this translation unit is built without FMA contraction). Also raises absmax
-// [kv_heads][2] to the largest |value| written (after the input rounding).
+// [kv_heads][2] to the largest |value| written (after the input rounding). kivi2: then quantizes in
+// place what the rows' appends complete (the header comment), bit-identical to KiviKvStore::read().
 struct KvWriteArgs {
   const float* k = nullptr;
   const float* v = nullptr;

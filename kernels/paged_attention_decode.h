@@ -1,5 +1,5 @@
 // The decode fast path of paged_attention (kv_paged_cuda.h): head_dim 128, at most 4 query vectors a
-// tile (decode with GQA <= 4), every slot format but fp32 and kivi2. paged_attention() dispatches
+// tile (decode with GQA <= 4), every slot format but fp32 (and kivi2, stored as fp32). paged_attention() dispatches
 // here when decode_attention_supported() says so; the rest runs the generic shared-memory kernel.
 // Only in a CUDA build (KVGATE_HAVE_CUDA).
 #pragma once

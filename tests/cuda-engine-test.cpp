@@ -1,6 +1,7 @@
 // The CUDA engine (harness/decoder_cuda) against the CPU golden path (Session, generate,
 // score_continuation) on make-model checkpoints: the same greedy tokens, logits to 1e-2 relative
-// with bf16 GEMMs (1e-4 with fp32 GEMMs), for several architectures and every slot KV format;
+// with bf16 GEMMs (1e-4 with fp32 GEMMs), for several architectures and every KV format (kivi2
+// through its materialized cache, quantized at the CPU store's steps);
 // concurrent calls decoded together give each caller its own sequence; decode steps replayed as
 // CUDA graphs give what launching every kernel gives. Needs a GPU (label gpu).
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "cuda_check.cuh"
 #include "decoder_cuda/cuda_forward.h"
 #include "decoder_fixtures.h"
+#include "kv_format.h"
 #include "ops_ref.h"
 
 using namespace kvgate::decoder;
@@ -152,6 +154,74 @@ TEST_CASE("CUDA engine: every slot KV format follows the CPU store of that forma
   }
 }
 
+TEST_CASE("CUDA engine: kivi2 reads what the CPU store reads, groups quantized at the same steps", "[cuda]") {
+  // The CPU Session appends a chunk of 64 rows, then attends: a row reads the groups that later rows
+  // of its chunk completed. The engine prefills kivi2 in the same chunks and decodes one row a step,
+  // so every query reads the same keys and values. A 240-token prompt crosses R = 32 (G 16) inside
+  // every chunk, and R = 64 and 128 at chunk ends; values are quantized inside every chunk past R;
+  // 40 decode steps cross 256 (a key window for every R) and quantize a value each step; score()
+  // prefills prompt + continuation (279 tokens) in the same chunks.
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  const std::vector<nlohmann::json> params = {
+      {{"group_size", 16}, {"residual", 32}},
+      nlohmann::json::object(),  // G 32, R 128
+      {{"group_size", 32}, {"residual", 64}, {"skip_layers", nlohmann::json::array({0})}, {"input_dtype", "fp32"}},
+  };
+  // The pool is sized for fp32 slots (8 x head_dim bytes per token and KV head of a kivi2 layer,
+  // K and V), skipped layers bf16.
+  const kvgate::kernels::KvShape shape{.layers = 3, .kv_heads = 2, .head_dim = 32};
+  auto device_bytes = [&](const kvgate::kernels::KvStoreOptions& kv) {
+    return kvgate::kernels::cuda::PagedKvCache::device_bytes_per_token(kvgate::kernels::resolve_kv_format(kv, shape));
+  };
+  CHECK(device_bytes({"kivi2", params[0]}) == 3 * 2 * 8 * 32);
+  CHECK(device_bytes({"kivi2", params[2]}) == 2 * 2 * 8 * 32 + 2 * 4 * 32);
+  CHECK(device_bytes({"int8_per_token_head", {}}) ==
+        kvgate::kernels::resolve_kv_format({"int8_per_token_head", {}}, shape).bytes_per_token());
+  for (const nlohmann::json& p : params) {
+    EngineOptions o;
+    o.device = "cuda";
+    o.max_batch = 2;
+    o.kv = {"kivi2", p};
+    o.kernel_switches = {{"gemm", "fp32"}};  // K/V equal to rounding: the 2-bit codes agree
+    auto engine = make_cuda_engine(model, o);
+    const nlohmann::json d = engine->describe();
+    CHECK(d["prefill_chunk"] == 64);
+    CHECK_THAT(d["kv_storage"].get<std::string>(), contains("fp32 materialization"));
+    const Compared c = compare(model, *engine, o.kv, random_prompt(240, vocab, 31), 40);
+    INFO("kivi2 " << p.dump() << " worst logit error " << c.worst_logit_error);
+    CHECK(c.cpu_tokens.size() == 40);
+    CHECK(c.worst_logit_error <= 1e-2);
+    CHECK(c.same_tokens);
+  }
+  // Batched decode, callers joining and finishing, slots (and their quantized pages) reused: each
+  // caller's tokens are the CPU path's.
+  EngineOptions o;
+  o.device = "cuda";
+  o.max_batch = 2;
+  o.kv = {"kivi2", {{"group_size", 16}, {"residual", 32}}};
+  o.kernel_switches = {{"gemm", "fp32"}};
+  auto engine = make_cuda_engine(model, o);
+  std::vector<std::vector<int>> prompts;
+  std::vector<GenerateOptions> opts;
+  for (int i = 0; i < 4; ++i) {
+    prompts.push_back(random_prompt(40 + 45 * i, vocab, 500 + i));
+    GenerateOptions g;
+    g.max_tokens = 20 + 11 * i;  // 20 .. 53 steps: every sequence crosses a key window
+    opts.push_back(g);
+  }
+  std::vector<std::future<Generation>> futures;
+  for (int i = 0; i < 4; ++i)
+    futures.push_back(std::async(std::launch::async, [&, i] { return engine->generate(prompts[i], opts[i]); }));
+  for (int i = 0; i < 4; ++i) {
+    const Generation gpu = futures[i].get();
+    Session session(model, {.kv = o.kv, .max_chunk = 64});
+    INFO("caller " << i);
+    CHECK(gpu.tokens == generate(session, prompts[i], opts[i]).tokens);
+  }
+}
+
 TEST_CASE("CUDA engine: concurrent calls are batched and each gets its own sequence", "[cuda]") {
   kvtest::TempDir tmp;
   auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
@@ -198,15 +268,6 @@ TEST_CASE("CUDA engine: unsupported formats and switches are errors", "[cuda]") 
   auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
   EngineOptions o;
   o.device = "cuda";
-  o.kv = {"kivi2", nlohmann::json::object()};
-  try {
-    make_cuda_engine(model, o);
-    FAIL("kivi2 was accepted");
-  } catch (const kvgate::Error& e) {
-    CHECK_THAT(std::string(e.what()), contains("kivi2"));
-    CHECK_THAT(std::string(e.what()), contains("--device cpu"));
-  }
-  o.kv = {};
   o.kernel_switches = {{"q_fp9", true}};
   try {
     make_cuda_engine(model, o);

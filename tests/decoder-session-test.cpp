@@ -1,4 +1,4 @@
-// The CPU forward pass: chunking and threads change nothing, the KV store is what attention reads,
+// The CPU forward pass: chunking and threads change nothing (kivi2 aside: its reads depend on the chunk),
 // and a small model decodes the same tokens every time.
 #include <cmath>
 #include <set>
@@ -61,6 +61,29 @@ TEST_CASE("session: chunk size and thread count give bit-identical logits", "[de
   CHECK(a == b);
   CHECK(a == c);
   for (float x : a) REQUIRE(std::isfinite(x));
+}
+
+TEST_CASE("session: kivi2's reads depend on the chunk size (its groups are quantized as tokens arrive)", "[decoder]") {
+  // Why the CUDA engine prefills kivi2 in the Session's chunks (cuda_engine.cpp): a chunk's rows read
+  // the key groups and values its later rows completed. G 16, R 32, 70 tokens: with chunks of 64,
+  // row 0 already reads key 0 quantized (row 31 completed its window) and value 0 (row 32); token
+  // by token it reads them exact. Every row differs; the same chunk size is bit-identical.
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "m", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  const auto tokens = test_tokens(70, vocab);
+  const kvgate::kernels::KvStoreOptions kv{"kivi2", {{"group_size", 16}, {"residual", 32}}};
+  Session one({model, {.kv = kv, .max_chunk = 1}});
+  Session wide({model, {.kv = kv, .max_chunk = 64}});
+  Session wide2({model, {.kv = kv, .max_chunk = 64, .threads = 2}});
+  const auto a = all_logits(one, tokens), b = all_logits(wide, tokens), c = all_logits(wide2, tokens);
+  CHECK(b == c);
+  auto row = [&](const std::vector<float>& l, int i) {
+    return std::vector<float>(l.begin() + i * vocab, l.begin() + (i + 1) * vocab);
+  };
+  int differ = 0;
+  for (int i = 0; i < 70; ++i) differ += row(a, i) != row(b, i);
+  CHECK(differ == 70);
 }
 
 TEST_CASE("session: step() continues the cache exactly as forward() over the whole sequence", "[decoder]") {

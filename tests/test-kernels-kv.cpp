@@ -2,6 +2,8 @@
 //   KV_WRITE         the CUDA cache writer against the host codec (kv_head_codec.h): the stored
 //                    bytes must be identical (a differing byte turns the output into NaN), and the
 //                    running absmax must be the largest |input| written
+//   KV_WRITE_KIVI    kivi2's materialized fp32 cache: after each forward call (prefill chunks of
+//                    several sequences, decode steps), every slot against KiviKvStore's reads
 //   ATTENTION_PAGED  split-K paged attention over the quantized cache against attention_kv_ref on
 //                    the host store of the same format (decode: one row per sequence; prefill: a
 //                    chunk of rows per sequence; sliding window; forced split counts); with
@@ -11,6 +13,7 @@
 // The twins are checked against fp64 references computed from the store's dequantized values.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -165,6 +168,205 @@ struct KvWriteCase final : KernelCase {
       for (int h = 0; h < kv_heads; ++h) out.push_back(am[h * 2 + kind]);
     // Bytes must equal the host codec's exactly: any difference poisons the output.
     if (kb != host_bytes(s, *c, true) || vb != host_bytes(s, *c, false)) out[0] = NAN;
+    return true;
+#else
+    (void)out;
+    return false;
+#endif
+  }
+};
+
+// ---- KV_WRITE_KIVI ---------------------------------------------------------------------------
+// kivi2 on the CUDA engine (kv_paged_cuda.h): kv_write stores the inputs in fp32 slots, then
+// quantizes in place what each row's append completes. Forward calls as the engine makes them:
+// prefill chunks (chunk i of every sequence batched in one call) then decode steps (one row per
+// sequence); after every call, each touched sequence's whole cache must read what KiviKvStore reads
+// after the same appends (bit for bit), i.e. key groups and value tokens quantized exactly when the
+// token count crosses their thresholds, including inside a chunk.
+struct KiviWriteCase final : KernelCase {
+  struct Row {
+    int seq, pos;
+  };
+  kk::KvStoreOptions kv;
+  std::vector<int> prompts;
+  int chunk, steps, kv_heads, d;
+  std::vector<std::vector<Row>> calls;
+  std::vector<std::vector<float>> k, v;  // per sequence: [prompt + steps][kv_heads][d]
+  KiviWriteCase(nlohmann::json params, std::vector<int> prompts_, int chunk_, int steps_, int kv_heads_, int d_)
+      : kv{"kivi2", std::move(params)}, prompts(std::move(prompts_)), chunk(chunk_), steps(steps_), kv_heads(kv_heads_), d(d_) {
+    const int longest = *std::max_element(prompts.begin(), prompts.end());
+    for (int t0 = 0; t0 < longest; t0 += chunk) {
+      calls.emplace_back();
+      for (int s = 0; s < seqs(); ++s)
+        for (int t = t0; t < std::min(prompts[s], t0 + chunk); ++t) calls.back().push_back({s, t});
+    }
+    for (int i = 0; i < steps; ++i) {
+      calls.emplace_back();
+      for (int s = 0; s < seqs(); ++s) calls.back().push_back({s, prompts[s] + i});
+    }
+  }
+  int seqs() const { return static_cast<int>(prompts.size()); }
+  int len(int s) const { return prompts[s] + steps; }
+  std::string op() const override { return "KV_WRITE_KIVI"; }
+  std::string vars() const override {
+    std::string p;
+    for (int n : prompts) p += (p.empty() ? "" : "/") + std::to_string(n);
+    return kv.format + params_text(kv.params) + ",prompts=" + p + ",chunk=" + std::to_string(chunk) + ",steps=" +
+           std::to_string(steps) + ",kv_heads=" + std::to_string(kv_heads) + ",d=" + std::to_string(d);
+  }
+  // The reference computes the codes as the format defines them (fp32 arithmetic) and the values
+  // in fp64: only code * scale + min's last fp32 bit differs.
+  double max_nmse_twin() const override { return 1e-10; }
+  double max_nmse_gpu() const override { return 0.0; }
+  bool has_gpu() const override { return kCuda; }
+  void init(Rng& rng) override {
+    k.assign(seqs(), {});
+    v.assign(seqs(), {});
+    for (int s = 0; s < seqs(); ++s) {
+      k[s].resize(static_cast<std::size_t>(len(s)) * kv_heads * d);
+      v[s].resize(k[s].size());
+      fill_normal(rng, k[s], 1.5);
+      fill_normal(rng, v[s], 0.7, 0.2);
+      for (std::size_t i = 0; i < k[s].size(); i += 97) k[s][i] *= 8;  // outliers, as real keys have
+    }
+    // Constant groups (zero range: scale 0, every value the fp16 minimum): key channel 0 of head 0
+    // of sequence 0 at every token; the first value group of token 3 of sequence 0, head 0.
+    for (int t = 0; t < len(0); ++t) k[0][static_cast<std::size_t>(t) * kv_heads * d] = 0.3f;
+    const int g = spec().kivi_group;
+    for (int i = 0; i < g; ++i) v[0][static_cast<std::size_t>(3) * kv_heads * d + i] = -1.1f;
+  }
+  kk::KvFormatSpec spec() const { return spec_for(kv, kv_heads, d); }
+  // Token counts of every sequence after each call.
+  std::vector<std::vector<int>> counts() const {
+    std::vector<std::vector<int>> out;
+    std::vector<int> n(seqs(), 0);
+    for (const auto& call : calls) {
+      for (const Row& r : call) n[r.seq] = std::max(n[r.seq], r.pos + 1);
+      out.push_back(n);
+    }
+    return out;
+  }
+  // Output: after each call, for each sequence it touched, per head K then V of tokens [0, n).
+  template <class Value>
+  void snapshot(int call, const std::vector<int>& n, const Value& value, std::vector<double>& out) const {
+    std::vector<bool> touched(seqs(), false);
+    for (const Row& r : calls[call]) touched[r.seq] = true;
+    for (int s = 0; s < seqs(); ++s)
+      if (touched[s])
+        for (int h = 0; h < kv_heads; ++h)
+          for (int kind = 0; kind < 2; ++kind)
+            for (int t = 0; t < n[s]; ++t)
+              for (int c = 0; c < d; ++c) out.push_back(value(s, kind, t, h, c));
+  }
+  // KIVI's rule over the rounded inputs, from its definition (codec_kivi.h): a group's min and
+  // (max - min) / 3 stored as fp16, codes round-half-even of (x - min) / scale clamped to [0, 3] in
+  // fp32 (in fp64 a fp32 input can round across a half step), x = code * scale + min in fp64.
+  std::vector<double> reference() override {
+    const kk::KvFormatSpec sp = spec();
+    const int g = sp.kivi_group, r = sp.kivi_residual;
+    auto in = [&](int s, int kind, int t, int h, int c) -> float {
+      const float x = (kind == 0 ? k : v)[s][(static_cast<std::size_t>(t) * kv_heads + h) * d + c];
+      return sp.round_input_bf16 ? kk::bf16_to_f32(kk::f32_to_bf16(x)) : x;
+    };
+    auto dequant = [](const std::vector<float>& x, int i) -> double {
+      const float mn = *std::min_element(x.begin(), x.end()), mx = *std::max_element(x.begin(), x.end());
+      const float s16 = kk::f16_to_f32(kk::f32_to_f16((mx - mn) / 3.0f)), m16 = kk::f16_to_f32(kk::f32_to_f16(mn));
+      if (!(s16 > 0)) return m16;
+      const float code = std::nearbyint(std::clamp((x[i] - m16) / s16, 0.0f, 3.0f));
+      return double(code) * s16 + m16;
+    };
+    std::vector<double> out;
+    std::vector<float> x(g);
+    const std::vector<std::vector<int>> n = counts();
+    for (int call = 0; call < static_cast<int>(calls.size()); ++call)
+      snapshot(call, n[call], [&](int s, int kind, int t, int h, int c) {
+        const int count = n[call][s];
+        if (kind == 0 && t < count / r * r) {  // key group: channel c of tokens t0 .. t0 + g - 1
+          const int t0 = t / g * g;
+          for (int i = 0; i < g; ++i) x[i] = in(s, 0, t0 + i, h, c);
+          return dequant(x, t - t0);
+        }
+        if (kind == 1 && t < count - r) {  // value: channels c0 .. c0 + g - 1 of token t
+          const int c0 = c / g * g;
+          for (int i = 0; i < g; ++i) x[i] = in(s, 1, t, h, c0 + i);
+          return dequant(x, c - c0);
+        }
+        return double(in(s, kind, t, h, c));
+      }, out);
+    return out;
+  }
+  bool cpu(std::vector<double>& out) override {
+    std::vector<std::unique_ptr<kk::KvStore>> st;
+    for (int s = 0; s < seqs(); ++s) st.push_back(kk::make_kv_store(kv, {.layers = 1, .kv_heads = kv_heads, .head_dim = d}));
+    out.clear();
+    const std::vector<std::vector<int>> n = counts();
+    std::vector<std::vector<float>> kr(seqs()), vr(seqs());  // [head][token][d] of the last read
+    for (int call = 0; call < static_cast<int>(calls.size()); ++call) {
+      for (const Row& r : calls[call]) {
+        const std::size_t off = static_cast<std::size_t>(r.pos) * kv_heads * d;
+        st[r.seq]->append(0, k[r.seq].data() + off, v[r.seq].data() + off);
+      }
+      for (int s = 0; s < seqs(); ++s) {
+        const std::size_t per_head = static_cast<std::size_t>(n[call][s]) * d;
+        kr[s].resize(per_head * kv_heads);
+        vr[s].resize(per_head * kv_heads);
+        for (int h = 0; h < kv_heads; ++h)
+          st[s]->read(0, h, 0, n[call][s], kr[s].data() + h * per_head, vr[s].data() + h * per_head);
+      }
+      snapshot(call, n[call], [&](int s, int kind, int t, int h, int c) {
+        return double((kind == 0 ? kr : vr)[s][(static_cast<std::size_t>(h) * n[call][s] + t) * d + c]);
+      }, out);
+    }
+    return true;
+  }
+  bool gpu(std::vector<double>& out) override {
+#if defined(KVGATE_HAVE_CUDA)
+    const kk::KvFormatSpec sp = spec();
+    int longest = 0;
+    for (int s = 0; s < seqs(); ++s) longest = std::max(longest, len(s));
+    kc::PagedKvCache cache(sp, {.page_tokens = 64, .max_seqs = seqs() + 1, .max_tokens_per_seq = longest});
+    const kc::KvLayerCodec& lc = cache.codec(0);
+    if (lc.family != kc::KvFamily::kF32 || lc.k_bytes != 4 * d || lc.kivi_group != sp.kivi_group ||
+        lc.kivi_residual != sp.kivi_residual)
+      throw std::runtime_error("kivi2 layer is not a materialized fp32 layer");
+    // Poison every slot (NaN): a value read before kv_write stored it shows.
+    const std::size_t pool = static_cast<std::size_t>(cache.options().num_pages) * kv_heads * 64 * d;
+    KV_CUDA_CHECK(cudaMemset(cache.k_pool(0), 0xFF, pool * sizeof(float)));
+    KV_CUDA_CHECK(cudaMemset(cache.v_pool(0), 0xFF, pool * sizeof(float)));
+    std::vector<float> kp(pool), vp(pool);
+    out.clear();
+    const std::vector<std::vector<int>> n = counts();
+    auto slot_of = [&](int s) { return seqs() - s; };  // reversed slots, pages interleaved by the calls
+    for (int call = 0; call < static_cast<int>(calls.size()); ++call) {
+      std::vector<float> kin, vin;
+      std::vector<int> seq, pos;
+      for (const Row& r : calls[call]) {
+        const std::size_t off = static_cast<std::size_t>(r.pos) * kv_heads * d, w = static_cast<std::size_t>(kv_heads) * d;
+        kin.insert(kin.end(), k[r.seq].begin() + off, k[r.seq].begin() + off + w);
+        vin.insert(vin.end(), v[r.seq].begin() + off, v[r.seq].begin() + off + w);
+        seq.push_back(slot_of(r.seq));
+        pos.push_back(r.pos);
+      }
+      for (int s = 0; s < seqs(); ++s)
+        if (n[call][s] > 0) cache.reserve(slot_of(s), n[call][s]);
+      cache.sync_block_table(nullptr);
+      auto dk = to_device(kin);
+      auto dv = to_device(vin);
+      auto ds = to_device(seq);
+      auto dp = to_device(pos);
+      kc::kv_write(lc, {.k = dk->get(), .v = dv->get(), .row_seq = ds->get(), .row_pos = dp->get(),
+                        .rows = static_cast<int>(seq.size()), .kv_heads = kv_heads, .block_table = cache.block_table(),
+                        .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                        .v_pool = cache.v_pool(0), .absmax = nullptr},
+                   nullptr);
+      device_sync();
+      KV_CUDA_CHECK(cudaMemcpy(kp.data(), cache.k_pool(0), pool * sizeof(float), cudaMemcpyDeviceToHost));
+      KV_CUDA_CHECK(cudaMemcpy(vp.data(), cache.v_pool(0), pool * sizeof(float), cudaMemcpyDeviceToHost));
+      snapshot(call, n[call], [&](int s, int kind, int t, int h, int c) {
+        const std::size_t at = ((static_cast<std::size_t>(cache.page_of(slot_of(s), t)) * kv_heads + h) * 64 + t % 64) * d + c;
+        return double((kind == 0 ? kp : vp)[at]);
+      }, out);
+    }
     return true;
 #else
     (void)out;
@@ -372,6 +574,16 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   formats.push_back({"int4_per_token_head", {{"hadamard", false}}});
   formats.push_back({"q4_0", {{"rotate", false}}});
   formats.push_back({"nvfp4", {{"k_tensor_scale", 0.01}, {"v_tensor_scale", 0.02}}});
+  // kivi2's materialized cache: {params, prompts, prefill chunk, decode steps, kv_heads, head_dim}.
+  // Chunks that straddle the thresholds (24 against R 32; 50 against R 64), the engine's 64-row
+  // chunks at the defaults, one 256-row chunk crossing eight key windows, and decode steps that
+  // cross key windows and quantize a value each step; inputs in bf16 and in fp32.
+  using Prompts = std::vector<int>;
+  cases.push_back(std::make_unique<KiviWriteCase>(json{{"group_size", 16}, {"residual", 32}}, Prompts{75, 40, 17}, 24, 40, 2, 32));
+  cases.push_back(std::make_unique<KiviWriteCase>(json::object(), Prompts{250, 120, 70}, 64, 12, 2, 64));
+  cases.push_back(std::make_unique<KiviWriteCase>(json{{"group_size", 16}, {"residual", 64}, {"input_dtype", "fp32"}},
+                                                  Prompts{130, 64}, 50, 10, 3, 48));
+  cases.push_back(std::make_unique<KiviWriteCase>(json{{"group_size", 32}, {"residual", 32}}, Prompts{300}, 256, 5, 1, 128));
   for (const auto& [f, p] : formats) {
     cases.push_back(std::make_unique<KvWriteCase>(f, p, 70, 3, 128));
     // decode: a batch of ragged sequences, one row each, GQA 4

@@ -3,7 +3,9 @@
 // max_chunk; each chunk's K (after q/k norm and RoPE) and V are appended to the store first, then
 // every query row attends to the cache as the store returns it, its own token included: exactly
 // what step-by-step decoding reads, so chunking changes nothing (results are bit-identical for any
-// max_chunk and any thread count).
+// max_chunk and any thread count). kivi2 is the exception: its store quantizes as tokens arrive,
+// so a chunk's rows read the groups its later rows completed, and its results depend on max_chunk
+// (the CUDA engine prefills kivi2 in the same chunks).
 #pragma once
 #include <functional>
 #include <memory>

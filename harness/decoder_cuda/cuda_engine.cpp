@@ -1,12 +1,13 @@
 // make_cuda_engine (engine.h): the CUDA engine. One worker thread owns the device: callers of
-// generate()/score() queue a request and wait; the worker prefills new requests (chunks of
-// max_rows rows), then runs one decode step for every active sequence together (one forward over
-// a batch of rows, so throughput grows with the batch), samples each (greedy on the device;
-// temperature through kernels::sample_ref on the row's logits, the CPU path's sampler and Rng
-// stream), and finishes sequences on stop tokens, stop strings or the token budget exactly as
-// generate.cpp does. Kernel switches (decoder/kernel_switches.h): "gemm" (the GEMM operand dtype;
-// bf16 default), "attention_splits", "prefill" (tensor_core default, bf16x3, or the generic kernel),
-// "cuda_graphs" (decode steps replayed as CUDA graphs; default true), and the attention emulation (q_fp8, pv_fp8, pv_accum, ...), which runs the generic
+// generate()/score() queue a request and wait; the worker prefills new requests (chunks of max_rows
+// rows; kivi2: the CPU Session's chunks, prefill_chunk()), then runs one decode step for every
+// active sequence together (one forward over a batch of rows, so throughput grows with the batch),
+// samples each (greedy on the device; temperature through kernels::sample_ref on the row's logits,
+// the CPU path's sampler and Rng stream), and finishes sequences on stop tokens, stop strings or
+// the token budget exactly as generate.cpp does. Kernel switches (decoder/kernel_switches.h):
+// "gemm" (the GEMM operand dtype; bf16 default), "attention_splits", "prefill" (tensor_core
+// default, bf16x3, or the generic kernel), "cuda_graphs" (decode steps replayed as CUDA graphs;
+// default true), and the attention emulation (q_fp8, pv_fp8, pv_accum, ...), which runs the generic
 // attention kernel's emulating instantiation; anything else is an Error.
 #include <algorithm>
 #include <condition_variable>
@@ -108,7 +109,8 @@ class CudaEngine final : public Engine {
   }
 
   nlohmann::json describe() const override {
-    return {{"device", "cuda"},
+    nlohmann::json d = {
+            {"device", "cuda"},
             {"gpu", kernels::cuda_describe()},
             {"kv", forward_->cache().spec().record()},
             {"kernel_switches", options_.kernel_switches},
@@ -128,7 +130,12 @@ class CudaEngine final : public Engine {
                                          ? "tensor-core kernel, bf16x3 operands (2^-16 per product), fp32 accumulation"
                                          : "tensor-core kernel, operands split into bf16 terms to fp32 precision, fp32 accumulation")},
             {"max_batch", options_.max_batch},
-            {"max_context", forward_->options().max_context}};
+            {"max_context", forward_->options().max_context},
+            {"prefill_chunk", prefill_chunk()}};
+    if (kivi())
+      d["kv_storage"] = "fp32 materialization of kivi2: per token what the CPU store reads (the inputs in the "
+                        "full-precision window, dequantized groups after); fp32's speed and memory, not 2-bit's";
+    return d;
   }
 
  private:
@@ -207,7 +214,7 @@ class CudaEngine final : public Engine {
   // is called after each chunk whose rows >= logits_from have logits (device buffer).
   template <class Fn>
   void prefill(int slot, const std::vector<int>& tokens, int pos0, int logits_from, Fn on_rows) {
-    const int chunk = forward_->options().max_rows, n = static_cast<int>(tokens.size());
+    const int chunk = prefill_chunk(), n = static_cast<int>(tokens.size());
     std::vector<int> seqs, pos;
     for (int off = 0; off < n; off += chunk) {
       const int m = std::min(chunk, n - off);
@@ -219,6 +226,15 @@ class CudaEngine final : public Engine {
       if (first < m) on_rows(off + first, m - first);
     }
   }
+
+  // Rows per prefill forward. kivi2's reads depend on when its groups are quantized, and a forward
+  // reads the state after all its rows (kv_paged_cuda.h): its prompts go in the CPU Session's
+  // chunks (max_chunk rows from position 0), so every query reads what it reads on the CPU.
+  int prefill_chunk() const {
+    const int rows = forward_->options().max_rows;
+    return kivi() ? std::min(rows, SessionOptions{}.max_chunk) : rows;
+  }
+  bool kivi() const { return forward_->cache().spec().format == "kivi2"; }
 
   // Prefill and the first token; true when the request is already finished.
   bool start_generation(Request& r) {

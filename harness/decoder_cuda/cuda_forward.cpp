@@ -206,7 +206,7 @@ CudaForward::CudaForward(const ModelConfig& config, std::shared_ptr<const CudaWe
   const kernels::KvShape shape{.layers = c.num_layers, .kv_heads = c.num_kv_heads, .head_dim = c.head_dim};
   const kernels::KvFormatSpec spec = kernels::resolve_kv_format(o_.kv, shape);
   kc::PagedKvOptions po{.page_tokens = 64, .max_seqs = o_.max_seqs, .max_tokens_per_seq = o_.max_context};
-  const double page_bytes = spec.bytes_per_token() * 64;  // all layers, K and V
+  const double page_bytes = kc::PagedKvCache::device_bytes_per_token(spec) * 64;  // all layers, K and V
   const int pages_per_seq = (o_.max_context + 63) / 64;
   double pages = static_cast<double>(pages_per_seq) * o_.max_seqs;
   if (o_.kv_pool_gib > 0) {

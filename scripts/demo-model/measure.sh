@@ -3,8 +3,8 @@
 # MRCR (2 asks) at 2K/4K/8K, with seed 1 (none of the training or held-out seeds), through kvgate's
 # reference decoder with bf16 KV and each candidate format, then `kvgate compare` of each against
 # bf16 on multicode. MRCR runs apart (compare refuses a task the baseline never scores): with bf16,
-# and with the candidates only when bf16 scores above 0. kivi2 has no CUDA path, so it always runs
-# on the CPU (THREADS sequences at once), multicode only.
+# and with the candidates only when bf16 scores above 0. kivi2 runs on the CPU (THREADS sequences at
+# once), multicode only, as the v4 card measured it (its CUDA path, an fp32 materialization, is newer).
 # Usage: measure.sh KVGATE MODEL_DIR OUT [DEVICE=cuda] [PER_BUCKET=32] [THREADS=$(nproc)]
 # Writes OUT/tasks/*.jsonl, OUT/runs/<format>/, OUT/compare/<format>.json and OUT/summary.txt.
 set -euo pipefail
