@@ -31,6 +31,14 @@ __device__ __forceinline__ float round_bf16(float v) { return bf16_to_f32(f32_to
 // Four elements i..i+3 of an input row (i a multiple of 4, rows 16-byte aligned: k % 8 == 0).
 __device__ __forceinline__ float4 ld4(const float* p, int i) { return __ldg(reinterpret_cast<const float4*>(p + i)); }
 __device__ __forceinline__ float4 round4(float4 v) { return make_float4(round_bf16(v.x), round_bf16(v.y), round_bf16(v.z), round_bf16(v.w)); }
+__device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+// v[b] = the four elements at i0 + b * step, for the batch's groups inside the row: N independent loads.
+template <int N>
+__device__ __forceinline__ void ld_batch(float4 (&v)[N], const float* p, int i0, int step, int k) {
+#pragma unroll
+  for (int b = 0; b < N; ++b)
+    if (i0 + b * step < k) v[b] = ld4(p, i0 + b * step);
+}
 
 // The input step: xs[r][i] = the bf16-rounded GEMM operand, as fp32. Each thread owns groups of
 // four elements (i = 4 (threadIdx.x + 256 m)); kBatch groups are loaded before any is used, so the
@@ -51,9 +59,7 @@ __device__ void stage_input(const GemvArgs& a, float* xs) {
       const float* x = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * k;
       for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
         float4 v[kBatch];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (i0 + b * step < k) v[b] = ld4(x, i0 + b * step);
+        ld_batch(v, x, i0, step, k);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b)
           if (i0 + b * step < k) *reinterpret_cast<float4*>(o + i0 + b * step) = round4(v[b]);
@@ -63,9 +69,7 @@ __device__ void stage_input(const GemvArgs& a, float* xs) {
       double ss = 0.0;
       for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
         float4 v[kBatch];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (i0 + b * step < k) v[b] = ld4(x, i0 + b * step);
+        ld_batch(v, x, i0, step, k);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b)
           if (i0 + b * step < k) {
@@ -78,9 +82,8 @@ __device__ void stage_input(const GemvArgs& a, float* xs) {
       const float inv = block_inv_rms(ss, k, a.eps);
       for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
         float4 v[kBatch], n[kBatch];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (i0 + b * step < k) v[b] = ld4(x, i0 + b * step), n[b] = ld4(a.norm, i0 + b * step);
+        ld_batch(v, x, i0, step, k);
+        ld_batch(n, a.norm, i0, step, k);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b)
           if (i0 + b * step < k)
@@ -91,21 +94,14 @@ __device__ void stage_input(const GemvArgs& a, float* xs) {
       const float* gu = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * 2 * k;
       for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
         float4 g[kBatch], u[kBatch];
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (i0 + b * step < k) g[b] = ld4(gu, i0 + b * step), u[b] = ld4(gu + k, i0 + b * step);
+        ld_batch(g, gu, i0, step, k);
+        ld_batch(u, gu + k, i0, step, k);
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
           const int i = i0 + b * step;
           if (i >= k) continue;
-          if (a.gate_bias) {
-            const float4 gb = ld4(a.gate_bias, i);
-            g[b] = make_float4(g[b].x + gb.x, g[b].y + gb.y, g[b].z + gb.z, g[b].w + gb.w);
-          }
-          if (a.up_bias) {
-            const float4 ub = ld4(a.up_bias, i);
-            u[b] = make_float4(u[b].x + ub.x, u[b].y + ub.y, u[b].z + ub.z, u[b].w + ub.w);
-          }
+          if (a.gate_bias) g[b] = add4(g[b], ld4(a.gate_bias, i));
+          if (a.up_bias) u[b] = add4(u[b], ld4(a.up_bias, i));
           *reinterpret_cast<float4*>(o + i) = round4(make_float4(silu_mul(g[b].x, u[b].x), silu_mul(g[b].y, u[b].y),
                                                                  silu_mul(g[b].z, u[b].z), silu_mul(g[b].w, u[b].w)));
         }

@@ -279,7 +279,8 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
     launch_all(n, first_logit, greedy);
     return;
   }
-  const GraphKey key{.rows = n, .ctx_bucket = max_ctx_, .greedy = greedy, .gemv = use_gemv(n), .pdl = use_gemv(n) && o_.pdl};
+  const bool gemv = use_gemv(n);
+  const GraphKey key{.rows = n, .ctx_bucket = max_ctx_, .greedy = greedy, .gemv = gemv, .pdl = gemv && o_.pdl};
   GraphEntry& g = graphs_[key];
   g.last_use = ++graph_clock_;
   if (!g.exec) {
