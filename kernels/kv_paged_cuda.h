@@ -152,6 +152,8 @@ enum class PrefillKernel : int { kTensorCore, kBf16x3, kGeneric };
 struct AttentionTile {
   int seq, row0, rows;
 };
+enum class DecodeKernel { kAuto, kTensorCore, kCudaCore };
+
 struct PagedAttentionArgs {
   const float* q = nullptr;        // [rows][heads*head_dim]
   float* out = nullptr;            // [rows][heads*head_dim]
@@ -175,6 +177,10 @@ struct PagedAttentionArgs {
   PrefillKernel prefill = PrefillKernel::kTensorCore;
   // Decode path only (paged_attention_decode.h): both kernels with programmatic dependent launch (pdl.cuh).
   bool pdl = false;
+  // Decode path only: kAuto picks per format the kernel measured faster; kTensorCore asks for the
+  // tensor-core kernel where it takes the format (bf16, fp16, fp8 with per-tensor scales), kCudaCore
+  // for the CUDA-core kernel (every format). The benchmark and the tests run both.
+  DecodeKernel decode = DecodeKernel::kAuto;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
 std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);

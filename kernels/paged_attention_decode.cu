@@ -22,6 +22,7 @@
 #include <cstring>
 #include <string>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
@@ -314,7 +315,8 @@ template <Fmt F>
 constexpr int stage_bytes() {
   return kPage * (Traits<F>::kKBytes + Traits<F>::kVBytes);  // a multiple of 128
 }
-// Ring depth: 2 pages for bf16/fp16 (32 KB a page), so three blocks fit a multiprocessor; 3 otherwise.
+// Ring depth: 2 pages for bf16/fp16 (32 KB a page), so three blocks fit a multiprocessor; 3 otherwise
+// (4 for fp8 on the tensor-core kernel measured no faster: 107-114 against 109-110 µs).
 template <Fmt F>
 constexpr int stages() {
   return stage_bytes<F>() >= 24 * 1024 ? 2 : 3;
@@ -331,7 +333,118 @@ constexpr int min_blocks() {
   return fit < 4 ? fit : 4;
 }
 
-// ---- the kernel ---------------------------------------------------------------------------------
+// ---- what both kernels share ----------------------------------------------------------------------
+
+// A block's work: its tile, KV head, split, pages [pb, pe) and the table of its sequence.
+struct BlockWork {
+  AttentionTile tl;
+  int kvh, split, splits, group, nq, pb, pe, hi;
+  const int* table;
+};
+__device__ BlockWork block_work(const PagedAttentionArgs& a) {
+  BlockWork w;
+  w.tl = a.tiles[blockIdx.z];
+  w.kvh = blockIdx.y, w.split = blockIdx.x, w.splits = gridDim.x;
+  w.group = a.heads / a.kv_heads, w.nq = w.tl.rows * w.group;
+  const int p_first = a.row_pos[w.tl.row0];
+  w.hi = a.row_pos[w.tl.row0 + w.tl.rows - 1] + 1;
+  split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, w.hi, w.split, w.splits, w.pb, w.pe);
+  w.table = a.block_table + static_cast<std::int64_t>(w.tl.seq) * a.max_pages;
+  return w;
+}
+
+// The tensor-core kernel's shared-memory swizzle: 16-byte chunk j of row r (a token of the page)
+// sits at chunk j ^ swizzle(r) of its row, so the fragment loads below hit 8 different bank groups
+// per phase (checked exhaustively for both row sizes). Rows of other formats are not swizzled.
+template <Fmt F>
+__device__ __forceinline__ int swizzle(int r) {
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2) return r & 7;                    // 128-byte rows
+  else if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return (r & 1) ^ ((r & 2) << 1) ^ ((r >> 2) & 1);  // 256-byte rows
+  else return 0;
+}
+
+// cp.async of page `page_id`'s K and V regions of this KV head into ring stage `stage` (every
+// thread); SW: rows swizzled (swizzle<F>).
+template <Fmt F, bool SW = false>
+__device__ __forceinline__ void issue_page(const PagedAttentionArgs& a, int kvh, int page_id, std::uint8_t* stage) {
+  using T = Traits<F>;
+  constexpr int kRegionK = kPage * T::kKBytes, kRegionV = kPage * T::kVBytes;
+  const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + kvh;
+  const std::uint8_t* ksrc = a.k_pool + region * kRegionK;
+  const std::uint8_t* vsrc = a.v_pool + region * kRegionV;
+  auto dst = [](int i, int row_bytes) {
+    if constexpr (!SW) return 16 * i;
+    const int ch = row_bytes / 16, r = i / ch;
+    return 16 * (r * ch + ((i % ch) ^ swizzle<F>(r)));
+  };
+  for (int i = threadIdx.x; i < kRegionK / 16; i += kThreads) cp_async16(stage + dst(i, T::kKBytes), ksrc + 16 * i);
+  for (int i = threadIdx.x; i < kRegionV / 16; i += kThreads) cp_async16(stage + kRegionK + dst(i, T::kVBytes), vsrc + 16 * i);
+}
+
+// The tile's query vectors into q_raw [4][128] (zeros past nq; int4_per_token_head's signs applied),
+// their positions and window starts; then K's transform moved onto Q (barriers inside).
+template <Fmt F>
+__device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, const BlockWork& w, float (*q_raw)[kD],
+                        int* qpos_s, int* qfirst_s) {
+  const int tid = threadIdx.x, qw = a.heads * kD;
+  for (int i = tid; i < kNQ * kD; i += kThreads) {
+    const int qi = i / kD, j = i % kD;
+    float x = qi < w.nq ? a.q[static_cast<std::int64_t>(w.tl.row0 + qi / w.group) * qw + (w.kvh * w.group + qi % w.group) * kD + j]
+                        : 0.0f;
+    if constexpr (F == Fmt::kInt4Pth) {
+      if (c.signs) x *= c.signs[j];  // exact (signs are +-1)
+    }
+    q_raw[qi][j] = x;
+  }
+  if (tid < kNQ) {
+    const int pos = tid < w.nq ? a.row_pos[w.tl.row0 + tid / w.group] : -1;
+    qpos_s[tid] = pos;
+    qfirst_s[tid] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
+  }
+  __syncthreads();
+  fwht_rows(&q_raw[0][0], q_rotation<F>(c));
+}
+
+// The block's result from the warps' partials, which the caller wrote at the ring's start (wacc
+// [warps][4][128], then wm and wl [warps][4]) before a barrier: merged across warps, V's transform
+// applied, stored to the workspace for the split merge.
+template <Fmt F>
+__device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a, const BlockWork& w, float* wacc) {
+  float* wm = wacc + kWarps * kNQ * kD;
+  float* wl = wm + kWarps * kNQ;
+  float* merged = wl + kWarps * kNQ;
+  const int tid = threadIdx.x;
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * w.splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + w.kvh) * w.splits + w.split) * kMaxTileQ;
+#pragma unroll
+  for (int qi = 0; qi < kNQ; ++qi) {
+    float mm = -INFINITY;
+#pragma unroll
+    for (int v = 0; v < kWarps; ++v) mm = fmaxf(mm, wm[v * kNQ + qi]);
+    float ll = 0.0f, aa = 0.0f;
+    if (mm != -INFINITY)
+#pragma unroll
+      for (int v = 0; v < kWarps; ++v) {
+        const float wmv = wm[v * kNQ + qi];
+        if (wmv == -INFINITY) continue;
+        const float f = expf(wmv - mm);
+        ll += wl[v * kNQ + qi] * f;
+        aa += wacc[(v * kNQ + qi) * kD + tid] * f;
+      }
+    merged[qi * kD + tid] = aa;
+    if (tid == 0 && qi < w.nq) {
+      a.workspace[2 * (base + qi)] = mm;
+      a.workspace[2 * (base + qi) + 1] = ll;
+    }
+  }
+  __syncthreads();
+  fwht_rows(merged, out_rotation<F>(c));
+  const float omul = out_multiplier<F>(c, w.kvh, tid);
+  float* out_acc = a.workspace + 2 * entries;
+  for (int qi = 0; qi < w.nq; ++qi) out_acc[(base + qi) * kD + tid] = merged[qi * kD + tid] * omul;
+}
+
+// ---- the CUDA-core kernel ---------------------------------------------------------------------------
 
 template <Fmt F>
 __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
@@ -347,48 +460,19 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 
   pdl_launch_dependents();
   pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
-  const AttentionTile tl = a.tiles[blockIdx.z];
-  const int kvh = blockIdx.y, split = blockIdx.x, splits = gridDim.x;
-  const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * kD;
+  const BlockWork w = block_work(a);
+  const int kvh = w.kvh, nq = w.nq, pb = w.pb, pe = w.pe, hi = w.hi;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, half = lane >> 4, s = lane & 15;
-
-  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
-  int pb, pe;
-  split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, hi, split, splits, pb, pe);
-  const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
-
-  auto issue = [&](int page_id, int st) {
-    const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + kvh;
-    const std::uint8_t* ksrc = a.k_pool + region * kRegionK;
-    const std::uint8_t* vsrc = a.v_pool + region * (kPage * T::kVBytes);
-    std::uint8_t* dst = ring + st * kStage;
-    for (int i = tid; i < kRegionK / 16; i += kThreads) cp_async16(dst + 16 * i, ksrc + 16 * i);
-    for (int i = tid; i < kPage * T::kVBytes / 16; i += kThreads) cp_async16(dst + kRegionK + 16 * i, vsrc + 16 * i);
-  };
   // Prologue: the first pages are in flight while Q is prepared.
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st) {
-    if (pb + st < pe) issue(table[pb + st], st);
+    if (pb + st < pe) issue_page<F>(a, kvh, w.table[pb + st], ring + st * kStage);
     cp_async_commit();
-  }
-  for (int i = tid; i < kNQ * kD; i += kThreads) {
-    const int qi = i / kD, j = i % kD;
-    float x = qi < nq ? a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * kD + j] : 0.0f;
-    if constexpr (F == Fmt::kInt4Pth) {
-      if (c.signs) x *= c.signs[j];  // exact (signs are +-1)
-    }
-    q_raw[qi][j] = x;
-  }
-  if (tid < kNQ) {
-    const int pos = tid < nq ? a.row_pos[tl.row0 + tid / group] : -1;
-    qpos_s[tid] = pos;
-    qfirst_s[tid] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
   }
   if constexpr (T::kTqMse) {
     if (tid < (1 << T::kKeyBits)) lut[tid] = c.centroids[tid];
   }
-  __syncthreads();
-  fwht_rows(&q_raw[0][0], q_rotation<F>(c));
+  stage_q<F>(c, a, w, q_raw, qpos_s, qfirst_s);
   const float qmul = q_multiplier<F>(c, kvh);
   float qreg[kNQ][8];
 #pragma unroll
@@ -407,16 +491,16 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
     for (int e = 0; e < 8; ++e) acc[qi][e] = 0.0f;
   }
   const float scale = a.scale;
-  int next_id = pb + kStages - 1 < pe ? table[pb + kStages - 1] : 0;
+  int next_id = pb + kStages - 1 < pe ? w.table[pb + kStages - 1] : 0;
 
   for (int p = pb, it = 0; p < pe; ++p, ++it) {
     // Page p's group is complete once at most kStages - 2 younger ones are pending; after the
     // barrier every warp is done with the page before, whose stage then takes page p + kStages - 1.
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (p + kStages - 1 < pe) issue(next_id, (it + kStages - 1) % kStages);
+    if (p + kStages - 1 < pe) issue_page<F>(a, kvh, next_id, ring + ((it + kStages - 1) % kStages) * kStage);
     cp_async_commit();
-    next_id = p + kStages < pe ? table[p + kStages] : 0;
+    next_id = p + kStages < pe ? w.table[p + kStages] : 0;
     const std::uint8_t* kst = ring + (it % kStages) * kStage;
     const std::uint8_t* vst = kst + kRegionK;
     // Token slot (0..15) of the warp's 16 tokens for local token t of this half: interleaved halves
@@ -545,7 +629,6 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
   float* wacc = reinterpret_cast<float*>(ring);
   float* wm = wacc + kWarps * kNQ * kD;
   float* wl = wm + kWarps * kNQ;
-  float* merged = wl + kWarps * kNQ;
   if (half == 0) {
 #pragma unroll
     for (int qi = 0; qi < kNQ; ++qi)
@@ -560,34 +643,336 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 #pragma unroll
     for (int qi = 0; qi < kNQ; ++qi) wm[warp * kNQ + qi] = m[qi];
   __syncthreads();
-  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
-  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
+  finish_block<F>(c, a, w, wacc);
+}
+
+// ---- the tensor-core kernel -----------------------------------------------------------------------
+// decode_tc_kernel: the blocks, ring and splits of decode_kernel for the formats whose elements are
+// exact in a 16-bit mma type and whose V multiplier is per tensor: bf16 (as bf16), fp16 and fp8
+// (as fp16: fp8 codes, the per-tensor scales applied to Q and to the output as before). Per page a
+// warp's 16 tokens are two n-tiles of S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with
+// fp32 accumulation, in place of 64 scalar FMAs per element.
+//
+// Exactness (as the tensor-core prefill, paged_attention_prefill.cu): Q and P enter as three terms
+// x0 = r(x), x1 = r(x - x0), x2 = r(x - x0 - x1) (every difference exact in fp32; 24 bits in bf16,
+// 33 in fp16), placed in the fragment's rows 0-3 (x0 of the 4 query vectors), 8-11 (x1) and 4-7
+// (x2; rows 12-15 zero), so one mma computes all three products and lanes l and l ^ 16 add them.
+// The K/V elements are exact, so every product is exact in fp32 and only the order of the fp32
+// sums differs from decode_kernel. fp16 terms need range: Q is scaled by a power of two per query
+// vector (its largest |q| below 2^14) and P (<= 1) by 2^12, both undone exactly in fp32.
+//
+// Fragments (g = lane / 4, c = lane % 4): for S, lane (g, c) holds token g of an n-tile as B,
+// dimensions 32c .. 32c + 31 (k-step ks: k_dim(c, ks) + 0..3, the permutation Q's A fragment uses);
+// S's accumulator layout is P's A fragment (tokens 2c, 2c + 1, 2c + 8, 2c + 9 of the warp's 16);
+// for P V, lane (g, c) holds those tokens at dimensions 16g .. 16g + 15 (n-tile j: dimension 16g + j).
+
+static_assert(kWarps == kNQ, "warp v scales query vector v");
+
+constexpr bool tc_format(Fmt f) { return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2; }
+template <Fmt F>
+constexpr int tc_min_blocks() {
+  return min_blocks<F>() < 3 ? min_blocks<F>() : 3;  // ~170 registers a thread
+}
+
+template <bool BF>
+__device__ __forceinline__ std::uint32_t pack_pair(float a, float b) {
+  std::uint32_t u;
+  if constexpr (BF) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    memcpy(&u, &h, 4);
+  } else {
+    const __half2 h = __floats2half2_rn(a, b);
+    memcpy(&u, &h, 4);
+  }
+  return u;
+}
+template <bool BF>
+__device__ __forceinline__ float2 unpack_pair(std::uint32_t u) {
+  if constexpr (BF) return make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xffff0000u));
+  else return half2_bits_to_float2(u);
+}
+// The three terms of (a, b), packed pairs.
+template <bool BF>
+__device__ __forceinline__ void terms3(float a, float b, std::uint32_t (&t)[3]) {
 #pragma unroll
-  for (int qi = 0; qi < kNQ; ++qi) {
-    float mm = -INFINITY;
+  for (int k = 0; k < 3; ++k) {
+    t[k] = pack_pair<BF>(a, b);
+    const float2 r = unpack_pair<BF>(t[k]);
+    a -= r.x;  // exact
+    b -= r.y;
+  }
+}
+
+template <bool BF>
+__device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (BF)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  (void)d, (void)a, (void)b0, (void)b1;
+  __trap();
+#endif
+}
+
+// Two fp8 codes (low byte first) as an fp16 pair: exact.
+template <Fmt F>
+__device__ __forceinline__ std::uint32_t fp8x2_f16x2(std::uint32_t two) {
+  constexpr __nv_fp8_interpretation_t K = F == Fmt::kE5M2 ? __NV_E5M2 : __NV_E4M3;
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two & 0xffffu), K);
+  return static_cast<std::uint32_t>(h.x) | (static_cast<std::uint32_t>(h.y) << 16);
+}
+
+// The 16-byte chunk of a K row that lane c's k-steps 2i and 2i + 1 read: 16-bit formats rotate the
+// chunks of a lane (bank groups), 8-bit ones do not. A chunk holds 8 (16-bit) or 16 (fp8) dimensions.
+template <Fmt F>
+__device__ __forceinline__ int k_chunk(int c, int i) {
+  if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return 4 * c + ((i + c) & 3);
+  else return 2 * c + i;
+}
+// The first of the 4 dimensions of lane c's k-step ks (Q's A fragment uses the same permutation).
+template <Fmt F>
+__device__ __forceinline__ int k_dim(int c, int ks) {
+  if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return 8 * k_chunk<F>(c, ks >> 1) + 4 * (ks & 1);
+  else return 16 * k_chunk<F>(c, ks >> 2) + 4 * (ks & 3);
+}
+
+// K's B fragments of token row r (swizzled) for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3).
+template <Fmt F>
+__device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int c, std::uint32_t (&kb)[8][2]) {
+  const std::uint8_t* row = rows + r * Traits<F>::kKBytes;
+  if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) {
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) mm = fmaxf(mm, wm[w * kNQ + qi]);
-    float ll = 0.0f, aa = 0.0f;
-    if (mm != -INFINITY)
+    for (int i = 0; i < 4; ++i) {
+      const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * (k_chunk<F>(c, i) ^ swizzle<F>(r)));
+      kb[2 * i][0] = v.x, kb[2 * i][1] = v.y, kb[2 * i + 1][0] = v.z, kb[2 * i + 1][1] = v.w;
+    }
+  } else {
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        const float wmv = wm[w * kNQ + qi];
-        if (wmv == -INFINITY) continue;
-        const float f = expf(wmv - mm);
-        ll += wl[w * kNQ + qi] * f;
-        aa += wacc[(w * kNQ + qi) * kD + tid] * f;
+    for (int i = 0; i < 2; ++i) {
+      const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * (k_chunk<F>(c, i) ^ swizzle<F>(r)));
+      const std::uint32_t u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        kb[4 * i + m][0] = fp8x2_f16x2<F>(u[m]);
+        kb[4 * i + m][1] = fp8x2_f16x2<F>(u[m] >> 16);
       }
-    merged[qi * kD + tid] = aa;
-    if (tid == 0 && qi < nq) {
-      a.workspace[2 * (base + qi)] = mm;
-      a.workspace[2 * (base + qi) + 1] = ll;
     }
   }
+}
+
+// V's B fragments for n-tiles 8h .. 8h + 7 of lane (g, c): vb[j][0] pairs tokens (2c, 2c + 1),
+// vb[j][1] tokens (2c + 8, 2c + 9), at dimension 16g + 8h + j. rows: the page's V rows, r0 the
+// warp's first (swizzled rows).
+template <Fmt F>
+__device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, int g, int c, int h, std::uint32_t (&vb)[8][2]) {
+  using T = Traits<F>;
+  const int t[4] = {r0 + 2 * c, r0 + 2 * c + 1, r0 + 2 * c + 8, r0 + 2 * c + 9};
+  if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) {
+    uint4 v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      v[k] = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * ((2 * g + h) ^ swizzle<F>(t[k])));
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const std::uint32_t a[4] = {v[2 * p].x, v[2 * p].y, v[2 * p].z, v[2 * p].w};
+      const std::uint32_t b[4] = {v[2 * p + 1].x, v[2 * p + 1].y, v[2 * p + 1].z, v[2 * p + 1].w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        vb[2 * i][p] = __byte_perm(a[i], b[i], 0x5410);
+        vb[2 * i + 1][p] = __byte_perm(a[i], b[i], 0x7632);
+      }
+    }
+  } else {  // the token's 16 bytes at once (a half-warp of 8-byte loads would conflict), half h used
+    uint2 v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint4 w = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * (g ^ swizzle<F>(t[k])));
+      v[k] = h ? make_uint2(w.z, w.w) : make_uint2(w.x, w.y);
+    }
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const std::uint32_t a[2] = {v[2 * p].x, v[2 * p].y};
+      const std::uint32_t b[2] = {v[2 * p + 1].x, v[2 * p + 1].y};
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const std::uint32_t lo = __byte_perm(a[i], b[i], 0x5140), hi = __byte_perm(a[i], b[i], 0x7362);
+        vb[4 * i][p] = fp8x2_f16x2<F>(lo);
+        vb[4 * i + 1][p] = fp8x2_f16x2<F>(lo >> 16);
+        vb[4 * i + 2][p] = fp8x2_f16x2<F>(hi);
+        vb[4 * i + 3][p] = fp8x2_f16x2<F>(hi >> 16);
+      }
+    }
+  }
+}
+
+template <Fmt F>
+__global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+  using T = Traits<F>;
+  constexpr bool kBf = F == Fmt::kBf16;
+  constexpr float kPScale = kBf ? 1.0f : 4096.0f;  // P's fp16 terms: P * 2^12
+  constexpr int kStages = stages<F>();
+  constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
+  extern __shared__ float4 ring4[];
+  std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
+  __shared__ float q_raw[kNQ][kD];
+  __shared__ float qscale_s[kNQ];
+  __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
+
+  pdl_launch_dependents();
+  pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
+  const BlockWork w = block_work(a);
+  const int pb = w.pb, pe = w.pe;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c4 = lane & 3, q = g & 3;
+  const bool upper = g >= 4;  // rows 4-7: the x2 terms; rows 0-3 and 8-11: x0 and x1
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (pb + st < pe) issue_page<F, true>(a, w.kvh, w.table[pb + st], ring + st * kStage);
+    cp_async_commit();
+  }
+  stage_q<F>(c, a, w, q_raw, qpos_s, qfirst_s);
+  const float qmul = q_multiplier<F>(c, w.kvh);
+  {  // warp v: query vector v's power-of-two scale (fp16: its largest |q| below 2^14)
+    float mx = 0.0f;
+    for (int j = lane; j < kD; j += 32) mx = fmaxf(mx, fabsf(q_raw[warp][j] * qmul));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    int e = 0;
+    if (!kBf && mx > 0.0f && mx <= 3.0e38f) frexpf(mx, &e);  // mx < 2^e
+    if (lane == 0) qscale_s[warp] = ldexpf(1.0f, 14 - max(e, -100));  // bf16, zero or non-finite Q: e = 0
+    if (kBf && lane == 0) qscale_s[warp] = 1.0f;
+  }
   __syncthreads();
-  fwht_rows(merged, out_rotation<F>(c));
-  const float omul = out_multiplier<F>(c, kvh, tid);
-  float* out_acc = a.workspace + 2 * entries;
-  for (int qi = 0; qi < nq; ++qi) out_acc[(base + qi) * kD + tid] = merged[qi * kD + tid] * omul;
+  const float qs = qscale_s[q];
+  std::uint32_t qa[8][4];
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks) {
+    const float* x = &q_raw[q][k_dim<F>(c4, ks)];
+    std::uint32_t t01[3], t23[3];
+    terms3<kBf>((x[0] * qmul) * qs, (x[1] * qmul) * qs, t01);
+    terms3<kBf>((x[2] * qmul) * qs, (x[3] * qmul) * qs, t23);
+    qa[ks][0] = upper ? t01[2] : t01[0];
+    qa[ks][1] = upper ? 0u : t01[1];
+    qa[ks][2] = upper ? t23[2] : t23[0];
+    qa[ks][3] = upper ? 0u : t23[1];
+  }
+  const float post = a.scale / qs;  // exact: qs is a power of two
+  const bool q_ok = q < w.nq;
+  const int qfirst = qfirst_s[q], qpos = qpos_s[q];
+
+  float acc[16][4];
+#pragma unroll
+  for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  float m = -INFINITY, l = 0.0f;  // query q's running maximum and this lane's share of its sum
+  int next_id = pb + kStages - 1 < pe ? w.table[pb + kStages - 1] : 0;
+
+  for (int p = pb, it = 0; p < pe; ++p, ++it) {
+    cp_async_wait<kStages - 2>();  // as decode_kernel
+    __syncthreads();
+    if (p + kStages - 1 < pe) issue_page<F, true>(a, w.kvh, next_id, ring + ((it + kStages - 1) % kStages) * kStage);
+    cp_async_commit();
+    next_id = p + kStages < pe ? w.table[p + kStages] : 0;
+    const std::uint8_t* krows = ring + (it % kStages) * kStage;
+    const std::uint8_t* vrows = krows + kRegionK;
+    const int tok0 = p * kPage + warp * 16;
+
+    // S for the warp's 16 tokens: lane (g, c) ends with query q's scores of tokens 8n + 2c + (0, 1).
+    float sc[2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      std::uint32_t kb[8][2];
+      k_fragments<F>(krows, warp * 16 + 8 * n + g, c4, kb);
+      float d[2][4] = {};  // even and odd k-steps: two chains of dependent mmas, not one of 8
+#pragma unroll
+      for (int ks = 0; ks < 8; ++ks) mma16816<kBf>(d[ks & 1], qa[ks], kb[ks][0], kb[ks][1]);
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        // x0 + x1 terms (rows g, g + 8), or x2 (row g; row g + 8 is zero)
+        float x = (d[0][e] + d[1][e]) + (d[0][e + 2] + d[1][e + 2]);
+        x += __shfl_xor_sync(0xffffffffu, x, 16);
+        const int tok = tok0 + 8 * n + 2 * c4 + e;
+        const bool ok = q_ok && tok < w.hi && tok >= qfirst && tok <= qpos;
+        sc[n][e] = ok ? x * post : -INFINITY;
+      }
+    }
+    // Online softmax of query q over the warp's tokens (the 4 lanes of a row group share it).
+    float pm = fmaxf(fmaxf(sc[0][0], sc[0][1]), fmaxf(sc[1][0], sc[1][1]));
+    pm = fmaxf(pm, __shfl_xor_sync(0xffffffffu, pm, 1));
+    pm = fmaxf(pm, __shfl_xor_sync(0xffffffffu, pm, 2));
+    const float mn = fmaxf(m, pm);
+    if (mn != m) {
+      const float alpha = expf(m - mn);  // 0 when m was -inf
+      l *= alpha;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) acc[j][0] *= alpha, acc[j][1] *= alpha, acc[j][2] *= alpha, acc[j][3] *= alpha;
+      m = mn;
+    }
+    float pr[2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        pr[n][e] = sc[n][e] == -INFINITY ? 0.0f : expf(sc[n][e] - m);
+        l += pr[n][e];
+      }
+    std::uint32_t pa[4];
+    {
+      std::uint32_t t0[3], t1[3];
+      terms3<kBf>(pr[0][0] * kPScale, pr[0][1] * kPScale, t0);
+      terms3<kBf>(pr[1][0] * kPScale, pr[1][1] * kPScale, t1);
+      pa[0] = upper ? t0[2] : t0[0];
+      pa[1] = upper ? 0u : t0[1];
+      pa[2] = upper ? t1[2] : t1[0];
+      pa[3] = upper ? 0u : t1[1];
+    }
+    // V rows past the sequence end may hold any bytes (NaN codes): their P is 0 but 0 * NaN is not,
+    // so a page that ends the sequence masks them to zero codes first.
+    const bool tail = tok0 + 16 > w.hi;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      std::uint32_t vb[8][2];
+      v_fragments<F>(vrows, warp * 16, g, c4, h, vb);
+      if (tail) {
+        const bool z0 = tok0 + 2 * c4 >= w.hi, z1 = tok0 + 2 * c4 + 1 >= w.hi;
+        const bool z2 = tok0 + 2 * c4 + 8 >= w.hi, z3 = tok0 + 2 * c4 + 9 >= w.hi;
+        const std::uint32_t m0 = (z0 ? 0u : 0xffffu) | (z1 ? 0u : 0xffff0000u);
+        const std::uint32_t m1 = (z2 ? 0u : 0xffffu) | (z3 ? 0u : 0xffff0000u);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) vb[j][0] &= m0, vb[j][1] &= m1;
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) mma16816<kBf>(acc[8 * h + j], pa, vb[j][0], vb[j][1]);
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // The warp's partial: terms added (lanes l, l ^ 16), P's scale undone; wacc [warp][q][dim].
+  float* wacc = reinterpret_cast<float*>(ring);
+  float* wm = wacc + kWarps * kNQ * kD;
+  float* wl = wm + kWarps * kNQ;
+#pragma unroll
+  for (int j = 0; j < 16; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float x = acc[j][e] + acc[j][e + 2];
+      x += __shfl_xor_sync(0xffffffffu, x, 16);
+      // n-tile j (h = j / 8), column 2c + e: dimension 16 (2c + e) + j
+      if (!upper) wacc[(warp * kNQ + q) * kD + 16 * (2 * c4 + e) + j] = x * (1.0f / kPScale);
+    }
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  l += __shfl_xor_sync(0xffffffffu, l, 2);
+  if (!upper && c4 == 0) {
+    wl[warp * kNQ + q] = l;
+    wm[warp * kNQ + q] = m;
+  }
+  __syncthreads();
+  finish_block<F>(c, a, w, wacc);
 }
 
 // ---- the merge of the splits --------------------------------------------------------------------
@@ -671,17 +1056,24 @@ bool bytes_match(const KvLayerCodec& c) {
   return c.k_bytes == Traits<F>::kKBytes && c.v_bytes == Traits<F>::kVBytes;
 }
 
-// Blocks of decode_kernel<F> resident on the whole device at once.
-template <Fmt F>
+template <Fmt F, bool TC>
+constexpr auto kernel_of() {
+  if constexpr (TC) return decode_tc_kernel<F>;
+  else return decode_kernel<F>;
+}
+
+// Blocks of the kernel resident on the whole device at once.
+template <Fmt F, bool TC>
 int resident_blocks() {
   constexpr int smem = dynamic_smem<F>();
   static const int blocks = [] {
+    constexpr auto kernel = kernel_of<F, TC>();
     if constexpr (smem > 48 * 1024)
-      KV_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      KV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int dev = 0, sms = 0, per_sm = 0;
     KV_CUDA_CHECK(cudaGetDevice(&dev));
     KV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    KV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<F>, kThreads, smem));
+    KV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
     return std::max(1, sms * per_sm);
   }();
   return blocks;
@@ -705,13 +1097,25 @@ int fit_splits(int splits, int base_blocks, int max_ctx, int resident) {
   return best;
 }
 
-template <Fmt F>
-int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+template <Fmt F, bool TC>
+int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int smem = dynamic_smem<F>();
   static_assert(smem >= (2 * kWarps * kNQ + (kWarps + 1) * kNQ * kD) * 4, "the warp merge reuses the ring");
-  splits = fit_splits(splits, a.num_tiles * a.kv_heads, a.max_ctx, resident_blocks<F>());
-  launch_kernel(a.pdl, decode_kernel<F>, dim3(splits, a.kv_heads, a.num_tiles), dim3(kThreads), smem, s, c, a);
+  splits = fit_splits(splits, a.num_tiles * a.kv_heads, a.max_ctx, resident_blocks<F, TC>());
+  launch_kernel(a.pdl, kernel_of<F, TC>(), dim3(splits, a.kv_heads, a.num_tiles), dim3(kThreads), smem, s, c, a);
   return splits;
+}
+
+// kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
+// fp8 (57% of copy bandwidth against 48%), the CUDA-core one for bf16/fp16 (85% against 69%).
+template <Fmt F>
+int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  if constexpr (tc_format(F)) {
+    const bool tc = a.decode == DecodeKernel::kTensorCore ||
+                    (a.decode == DecodeKernel::kAuto && F != Fmt::kBf16 && F != Fmt::kF16);
+    if (tc) return launch_as<F, true>(c, a, splits, s);
+  }
+  return launch_as<F, false>(c, a, splits, s);
 }
 
 template <Fmt F>
@@ -744,6 +1148,12 @@ bool decode_attention_supported(const KvLayerCodec& c, int max_tile_q) {
     case Fmt::kTqK3V3: return supported_fmt<Fmt::kTqK3V3>(c);
   }
   return false;
+}
+
+bool decode_tensor_core_takes(const KvLayerCodec& c) {
+  Fmt f;
+  if (!decode_attention_supported(c, kNQ) || !fmt_of(c, f)) return false;
+  return tc_format(f);
 }
 
 void decode_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {

@@ -14,6 +14,10 @@ namespace kvgate::kernels::cuda {
 // vectors.
 bool decode_attention_supported(const KvLayerCodec& codec, int max_tile_q);
 
+// True when the tensor-core kernel takes this codec (bf16, fp16, fp8 with per-tensor scales); the
+// others run the CUDA-core kernel (PagedAttentionArgs::decode).
+bool decode_tensor_core_takes(const KvLayerCodec& codec);
+
 // The split-K attention and its merge into a.out, for `splits` splits (workspace sized by
 // attention_workspace_floats for that count).
 void decode_attention(const KvLayerCodec& codec, const PagedAttentionArgs& a, int splits, cudaStream_t s);

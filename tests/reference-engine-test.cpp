@@ -95,8 +95,12 @@ TEST_CASE("cpu engine: describe() records the resolved KV format; bad options ar
   CHECK(resolve_kernel_switches(json::object()).cuda_graphs == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"gemv", false}}}), kvgate::Error);
   CHECK_THROWS_AS(resolve_kernel_switches({{"gemv", "off"}}), kvgate::Error);
-  CHECK(resolve_kernel_switches({{"gemv", true}}).gemv == true);
-  CHECK(resolve_kernel_switches(json::object()).gemv == false);
+  CHECK(resolve_kernel_switches({{"gemv", true}}).gemv_rows == 1);
+  CHECK(resolve_kernel_switches({{"gemv", false}}).gemv_rows == 0);
+  CHECK(resolve_kernel_switches({{"gemv", 4}}).gemv_rows == 4);
+  CHECK(resolve_kernel_switches(json::object()).gemv_rows == 1);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"gemv", 5}}), kvgate::Error);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"gemv", -1}}), kvgate::Error);
   CHECK(make_engine(model, {.device = "cpu", .kernel_switches = {{"q_fp8", true}}})->describe()["kernel_switches"]["q_fp8"] == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .max_batch = 0}), kvgate::Error);
 }

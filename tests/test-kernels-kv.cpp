@@ -12,6 +12,7 @@
 //                    against attention_rows_emulated_ref
 // The twins are checked against fp64 references computed from the store's dequantized values.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -392,6 +393,7 @@ struct PagedAttentionCase final : KernelCase {
   int seqs, ctx, rows, heads, kv_heads, d, window, splits;
   kk::AttentionEmulation emu{};
   std::string prefill;  // kernel switch "prefill": "" (tensor_core), "bf16x3" or "generic"
+  std::string decode;   // decode path: "" (the kernel chosen for the format), "tensor_core" or "cuda_core"
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -402,7 +404,8 @@ struct PagedAttentionCase final : KernelCase {
     return kv.format + params_text(kv.params) + ",seqs=" + std::to_string(seqs) + ",ctx=" + std::to_string(ctx) +
            ",rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
-           (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill);
+           (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
+           (decode.empty() ? "" : ",decode=" + decode);
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
   // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
@@ -547,7 +550,10 @@ struct PagedAttentionCase final : KernelCase {
                              .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get(), .emulation = emu,
                              .prefill = prefill == "generic"  ? kc::PrefillKernel::kGeneric
                                         : prefill == "bf16x3" ? kc::PrefillKernel::kBf16x3
-                                                              : kc::PrefillKernel::kTensorCore},
+                                                              : kc::PrefillKernel::kTensorCore,
+                             .decode = decode == "cuda_core"     ? kc::DecodeKernel::kCudaCore
+                                       : decode == "tensor_core" ? kc::DecodeKernel::kTensorCore
+                                                                 : kc::DecodeKernel::kAuto},
                         nullptr);
     device_sync();
     std::vector<float> h(qall.size());
@@ -642,6 +648,18 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 1500, 1, 8, 2, 128, 0, 1));
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 700, 2, 4, 2, 128, 150, 3));
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 260, 3, 2, 2, 128));
+  }
+  // The formats both decode kernels take (bf16, fp16, fp8 per tensor): the cases above run the one
+  // chosen for the format; these shapes run each kernel by name.
+  for (const auto& [f, p] : formats) {
+    if (f != "bf16" && f != "fp16" && f != "fp8_e4m3" && f != "fp8_e5m2") continue;
+    for (const char* kernel : {"tensor_core", "cuda_core"})
+      for (const auto& [seqs, ctx, rows, heads, window, splits] :
+           {std::array<int, 6>{2, 1500, 1, 8, 0, 1}, std::array<int, 6>{2, 700, 2, 4, 150, 3}}) {
+        auto pc = std::make_unique<PagedAttentionCase>(f, p, seqs, ctx, rows, heads, 2, 128, window, splits);
+        pc->decode = kernel;
+        cases.push_back(std::move(pc));
+      }
   }
   // The tensor-core prefill path (paged_attention_prefill.cu: tiles of >= 2 rows, head_dim 64/128,
   // every format but fp32) for every format: GQA 4 with partial tiles over three ragged sequences

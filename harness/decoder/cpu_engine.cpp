@@ -35,7 +35,7 @@ class CpuEngine final : public Engine {
       throw Error("--kernel-switches: \"cuda_graphs\" chooses how the CUDA engine launches its decode steps; the CPU "
                   "engine has no graphs (drop it, or use --device cuda)");
     if (k.has_gemv)
-      throw Error("--kernel-switches: \"gemv\" chooses the CUDA engine's kernels for decode steps of 1-4 rows; the CPU "
+      throw Error("--kernel-switches: \"gemv\" chooses the CUDA engine's kernels for small decode steps; the CPU "
                   "engine has one matrix product (drop it, or use --device cuda)");
     attention_ = k.attention;
     switches_ = o.kernel_switches.is_object() ? o.kernel_switches : nlohmann::json::object();

@@ -8,7 +8,7 @@ namespace kvgate::decoder {
 
 std::string kernel_switches_help() {
   return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
-         "\"cuda_graphs\": true|false, \"gemv\": true|false, "
+         "\"cuda_graphs\": true|false, \"gemv\": true|false|0-4, "
          "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
          "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\"";
 }
@@ -58,8 +58,12 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
       k.cuda_graphs = v.get<bool>();
       k.has_cuda_graphs = true;
     } else if (key == "gemv") {
-      if (!v.is_boolean()) throw bad(key, v, "true (decode steps of 1-4 rows on the fused GEMV) or false (cuBLAS, the default)");
-      k.gemv = v.get<bool>();
+      if (v.is_boolean()) k.gemv_rows = v.get<bool>() ? 1 : 0;
+      else if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() <= 4) k.gemv_rows = v.get<int>();
+      else
+        throw bad(key, v,
+                  "true (decode steps of one row on the fused GEMV, the default), false (cuBLAS for every step) or the "
+                  "most rows a GEMV step takes, 0-4");
       k.has_gemv = true;
     } else {
       throw Error("--kernel-switches: unknown switch \"" + key + "\"; " + kernel_switches_help());

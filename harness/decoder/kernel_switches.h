@@ -14,10 +14,11 @@
 //                                      (2^-16 per product), or on the generic CUDA-core kernel
 //   "cuda_graphs": bool                CUDA only: replay each decode step as a CUDA graph (default
 //                                      true; false launches every kernel each step, same numbers)
-//   "gemv": bool                       CUDA only: steps of 1-4 rows run the hand-written GEMV with
-//                                      the norm / SwiGLU / bf16 conversion before it fused in and
-//                                      programmatic dependent launch (default false: cuBLAS and
-//                                      separate kernels; docs/cuda-decoder.md has the measurements)
+//   "gemv": bool | 0..4                CUDA only: decode steps of at most this many rows (true: 1,
+//                                      the default; false: 0) run the hand-written GEMV with the
+//                                      norm / SwiGLU / bf16 conversion before it fused in; larger
+//                                      steps cuBLAS and separate kernels (docs/cuda-decoder.md has
+//                                      the measurements: the GEMV wins at batch 1 only)
 #pragma once
 #include <string>
 
@@ -34,7 +35,7 @@ struct KernelSwitches {
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
   bool cuda_graphs = true;
   bool has_cuda_graphs = false;   // the switch was given
-  bool gemv = false;
+  int gemv_rows = 1;              // "gemv": true = 1, false = 0
   bool has_gemv = false;          // the switch was given
 };
 

@@ -66,7 +66,7 @@ class CudaEngine final : public Engine {
                                                                 .emulation = k.attention,
                                                                 .prefill = prefill_,
                                                                 .cuda_graphs = k.cuda_graphs,
-                                                                .gemv = k.gemv});
+                                                                .gemv_rows = k.gemv_rows});
     for (int s = options_.max_batch - 1; s >= 0; --s) free_slots_.push_back(s);
     worker_ = std::thread([this] { run(); });
   }
@@ -117,10 +117,10 @@ class CudaEngine final : public Engine {
             {"gemm", kc::gemm_type_name(weights_->type)},
             {"cuda_graphs", forward_->options().cuda_graphs},
             {"fused_gemms", "qkv, gate_up"},
-            {"gemv", forward_->options().gemv && weights_->type == kc::GemmType::kBf16
-                         ? "steps of 1-4 rows: hand-written GEMV (input rmsnorm / swiglu / bf16 conversion fused), "
-                           "programmatic dependent launch"
-                         : "off (cuBLAS)"},
+            {"gemv", forward_->options().gemv_rows > 0 && weights_->type == kc::GemmType::kBf16
+                         ? "steps of up to " + std::to_string(forward_->options().gemv_rows) +
+                               " rows: hand-written GEMV (input rmsnorm / swiglu / bf16 conversion fused)"
+                         : std::string("off (cuBLAS)")},
             {"attention", attention_.active()
                               ? "paged split-K attention emulating an engine kernel (kernel_switches), generic kernel"
                               : std::string("paged split-K decode, fp32 softmax and accumulation, K/V dequantized in registers or "

@@ -340,7 +340,7 @@ void CudaForward::launch_all(int n, int first_logit, bool greedy) {
 
 bool CudaForward::use_gemv(int n) const {
   const ModelConfig& c = config_;
-  return o_.gemv && w_->type == kc::GemmType::kBf16 && kc::gemv_supported(n, c.hidden_size, c.num_heads * c.head_dim) &&
+  return n <= o_.gemv_rows && w_->type == kc::GemmType::kBf16 && kc::gemv_supported(n, c.hidden_size, c.num_heads * c.head_dim) &&
          kc::gemv_supported(n, c.num_heads * c.head_dim, c.hidden_size);
 }
 

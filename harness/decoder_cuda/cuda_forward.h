@@ -65,13 +65,15 @@ struct CudaForwardOptions {
   // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
   // forward, captured once per (rows, context bucket); false launches every kernel each step.
   bool cuda_graphs = true;
-  // Forwards of 1-4 rows with bf16 GEMMs run kernels::cuda::gemv (the norm, SwiGLU and bf16
-  // conversion before each projection fused into it); false (default): cuBLAS and the separate
-  // kernels. Kernel switch "gemv".
-  bool gemv = false;
+  // Forwards of at most this many rows (0-4) with bf16 GEMMs run kernels::cuda::gemv (the norm,
+  // SwiGLU and bf16 conversion before each projection fused into it); the others cuBLAS and the
+  // separate kernels. Default 1: measured on the H200 the GEMV wins at batch 1 (5.81 against 6.15
+  // ms a step) and loses at 2-4 rows. Kernel switch "gemv".
+  int gemv_rows = 1;
   // On the GEMV path, its kernels (GEMVs, qkv_split, kv_write, the decode attention) start with
-  // programmatic dependent launch (kernels/pdl.cuh): the same kernels and numbers, fewer idle gaps.
-  bool pdl = true;
+  // programmatic dependent launch (kernels/pdl.cuh): the same kernels and numbers. Off by default:
+  // measured slower (5.92 against 5.81 ms at batch 1).
+  bool pdl = false;
 };
 
 class CudaForward {
@@ -101,7 +103,7 @@ class CudaForward {
   // Turns graph replay of decode steps on or off from the next forward (benchmarks: both on one cache).
   void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
   // The same for the GEMV path (benchmarks).
-  void set_gemv(bool on) { o_.gemv = on; }
+  void set_gemv_rows(int rows) { o_.gemv_rows = rows; }
   void set_pdl(bool on) { o_.pdl = on; }
   // Graphs captured and replays so far (tests, benchmarks).
   struct GraphStats {

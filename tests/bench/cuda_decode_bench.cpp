@@ -3,12 +3,14 @@
 //
 //   attention   paged decode attention per KV format at 8K/32K/128K tokens per sequence, Qwen3-8B
 //               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes
-//               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth
+//               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth, on
+//               the tensor-core kernel (where it takes the format) and the CUDA-core kernel
+//               (--decode-kernels tensor_core,cuda_core)
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
 //               and batches of 1-4 on cuBLAS, the fused GEMV, or the GEMV path with programmatic
-//               dependent launch (--gemv off,on,pdl; default off, the engine's default)
+//               dependent launch (--gemv off,on,pdl; default off,on; the engine takes the GEMV at batch 1)
 //   profile     (--profile) the pieces of a batch-1 and batch-32 step one at a time, 36 launches over
 //               the 36 layers' weights: separate q/k/v and gate/up GEMMs against the fused ones, the
 //               o/down GEMMs (residual in the epilogue), the lm head, argmax, the small kernels, and
@@ -20,7 +22,7 @@
 // cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
 //                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
 //                   [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]
-//                   [--prefill-kernels tensor_core,bf16x3,generic]
+//                   [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -40,6 +42,7 @@
 #include "gemv.h"
 #include "kv_format.h"
 #include "kv_paged_cuda.h"
+#include "paged_attention_decode.h"
 
 namespace kc = kvgate::kernels::cuda;
 namespace kk = kvgate::kernels;
@@ -107,7 +110,8 @@ struct AttnResult {
 
 // Decode attention over `total` cached tokens split into sequences of `ctx`.
 // split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
-AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0) {
+AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
+                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore) {
   if (split_ctx <= 0) split_ctx = ctx;
   const int heads = 32, kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
   const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
@@ -115,6 +119,7 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
   for (int s = 0; s < batch; ++s) cache.reserve(s, ctx);
   cache.sync_block_table(nullptr);
   const kc::KvLayerCodec& lc = cache.codec(0);
+  if (kernel == kc::DecodeKernel::kTensorCore && !kc::decode_tensor_core_takes(lc)) return {format, ctx, -1.0, 0.0, 0.0};
   // Fill the cache with random K/V, 4096 rows at a time.
   const int chunk = 4096;
   kk::DeviceBuffer<float> k(static_cast<std::size_t>(chunk) * kv_heads * d), v(k.size());
@@ -155,7 +160,7 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
                                  .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = split_ctx,
                                  .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
                                  .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                                 .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get()};
+                                 .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get(), .decode = kernel};
   Timer t;
   const double ms = t.median_ms(3, reps, nullptr, [&] { kc::paged_attention(lc, a, nullptr); });
   KV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -317,8 +322,9 @@ int main(int argc, char** argv) try {
   bool model = true, profile_steps = false;
   std::vector<int> prefills = {32768};
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
+  std::vector<std::string> decode_kernels = {"tensor_core", "cuda_core"};
   std::vector<bool> graph_modes = {true};
-  std::vector<std::string> gemv_modes = {"off"};
+  std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
   int decode_ctx = 4096, reps = 20;
   for (int i = 1; i < argc; ++i) {
@@ -344,7 +350,11 @@ int main(int argc, char** argv) try {
         if (k != "tensor_core" && k != "bf16x3" && k != "generic")
           throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3 or generic, not " + k);
     }
-    else if (a == "--decode-context") decode_ctx = std::stoi(next());
+    else if (a == "--decode-kernels") {
+      decode_kernels = split(next());
+      for (const auto& k : decode_kernels)
+        if (k != "tensor_core" && k != "cuda_core") throw kvgate::Error("--decode-kernels: tensor_core or cuda_core, not " + k);
+    } else if (a == "--decode-context") decode_ctx = std::stoi(next());
     else if (a == "--reps") reps = std::stoi(next());
     else if (a == "--profile") profile_steps = true;
     else if (a == "--batches") {
@@ -371,14 +381,19 @@ int main(int argc, char** argv) try {
   std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
 
   std::printf("decode attention: Qwen3-8B heads (32/8, d 128), 131072 cached tokens per launch, one query per sequence\n");
-  std::printf("%-22s %8s %6s %10s %12s %9s %8s\n", "format", "context", "batch", "time_us", "bytes_MB", "TB/s", "of_copy");
+  std::printf("%-22s %-11s %8s %6s %10s %12s %9s %8s\n", "format", "kernel", "context", "batch", "time_us", "bytes_MB", "TB/s",
+              "of_copy");
   const int total = 131072;
   for (const auto& f : formats)
-    for (int ctx : contexts) {
-      const AttnResult r = bench_attention(f, ctx, total, reps);
-      std::printf("%-22s %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), ctx, std::max(1, total / ctx), r.ms * 1e3,
-                  r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
-      std::fflush(stdout);
+    for (const std::string& kn : decode_kernels) {
+      const kc::DecodeKernel kernel = kn == "cuda_core" ? kc::DecodeKernel::kCudaCore : kc::DecodeKernel::kTensorCore;
+      for (int ctx : contexts) {
+        const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel);
+        if (r.ms < 0) break;  // the tensor-core kernel does not take this format
+        std::printf("%-22s %-11s %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), kn.c_str(), ctx, std::max(1, total / ctx),
+                    r.ms * 1e3, r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
+        std::fflush(stdout);
+      }
     }
 
   if (model) {
@@ -417,7 +432,7 @@ int main(int argc, char** argv) try {
         for (const std::string& gemv : gemv_modes)
         for (bool graphs : graph_modes) {
           fw.set_cuda_graphs(graphs);
-          fw.set_gemv(gemv != "off");
+          fw.set_gemv_rows(gemv == "off" ? 0 : 4);
           fw.set_pdl(gemv == "pdl");
           Timer t;
           int step = 0;
