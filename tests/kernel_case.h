@@ -14,6 +14,13 @@
 
 namespace kcase {
 
+// Whether this build has CUDA kernels to check against their CPU twins.
+#if defined(KVGATE_HAVE_CUDA)
+constexpr bool kCuda = true;
+#else
+constexpr bool kCuda = false;
+#endif
+
 using kvgate::Rng;
 
 // An output buffer with guard elements on both sides, poisoned before each run.

@@ -30,9 +30,6 @@ namespace {
 namespace kk = kvgate::kernels;
 #if defined(KVGATE_HAVE_CUDA)
 namespace kc = kvgate::kernels::cuda;
-constexpr bool kCuda = true;
-#else
-constexpr bool kCuda = false;
 #endif
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

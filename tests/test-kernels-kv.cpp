@@ -35,9 +35,6 @@ namespace {
 namespace kk = kvgate::kernels;
 #if defined(KVGATE_HAVE_CUDA)
 namespace kc = kvgate::kernels::cuda;
-constexpr bool kCuda = true;
-#else
-constexpr bool kCuda = false;
 #endif
 
 std::string params_text(const nlohmann::json& p) { return p.empty() ? "" : "," + p.dump(); }
