@@ -62,8 +62,9 @@ struct QkvSplitArgs {
   bool pdl = false;  // programmatic dependent launch (pdl.cuh)
 };
 void qkv_split(const QkvSplitArgs& a, cudaStream_t s);
-// After the fused gate+up GEMM: gate_up [rows][2 inter] (gate then up) plus their biases (either
-// may be null), swiglu into [rows][inter] fp32 and/or bf16; the same arithmetic as swiglu.
+// After the fused gate+up GEMM: gate_up [rows][inter][2] (gate j, up j: the stacked weights'
+// rows interleaved) plus their biases (either may be null), swiglu into [rows][inter] fp32 and/or
+// bf16; the same arithmetic as swiglu.
 void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,
                   bf16_t* out_bf16, cudaStream_t s);
 

@@ -160,7 +160,7 @@ __global__ void swiglu_fused_kernel(const float* __restrict__ gu, int rows, int 
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t r = i / inter, c = i % inter;
-    float g = gu[r * 2 * inter + c], u = gu[r * 2 * inter + inter + c];
+    float g = gu[r * 2 * inter + 2 * c], u = gu[r * 2 * inter + 2 * c + 1];
     if (gate_bias) g = g + gate_bias[c];
     if (up_bias) u = u + up_bias[c];
     const float v = silu_mul(g, u);

@@ -25,13 +25,12 @@ void qkv_split_ref(const QkvSplitArgs& a) {
 
 void swiglu_fused_ref(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out) {
   for (int r = 0; r < rows; ++r) {
-    const float* gate = gate_up + static_cast<std::size_t>(r) * 2 * inter;
-    const float* up = gate + inter;
+    const float* gu = gate_up + static_cast<std::size_t>(r) * 2 * inter;
     float* o = out + static_cast<std::size_t>(r) * inter;
     for (int c = 0; c < inter; ++c) {
       // One element at a time: the biased operands need no workspace.
-      const float g = gate_bias ? gate[c] + gate_bias[c] : gate[c];
-      const float u = up_bias ? up[c] + up_bias[c] : up[c];
+      const float g = gate_bias ? gu[2 * c] + gate_bias[c] : gu[2 * c];
+      const float u = up_bias ? gu[2 * c + 1] + up_bias[c] : gu[2 * c + 1];
       swiglu_ref(&g, &u, 1, o + c);
     }
   }

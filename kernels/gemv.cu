@@ -31,7 +31,6 @@ __device__ __forceinline__ float round_bf16(float v) { return bf16_to_f32(f32_to
 // Four elements i..i+3 of an input row (i a multiple of 4, rows 16-byte aligned: k % 8 == 0).
 __device__ __forceinline__ float4 ld4(const float* p, int i) { return __ldg(reinterpret_cast<const float4*>(p + i)); }
 __device__ __forceinline__ float4 round4(float4 v) { return make_float4(round_bf16(v.x), round_bf16(v.y), round_bf16(v.z), round_bf16(v.w)); }
-__device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
 // v[b] = the four elements at i0 + b * step, for the batch's groups inside the row: N independent loads.
 template <int N>
 __device__ __forceinline__ void ld_batch(float4 (&v)[N], const float* p, int i0, int step, int k) {
@@ -64,7 +63,7 @@ __device__ void stage_input(const GemvArgs& a, float* xs) {
         for (int b = 0; b < kBatch; ++b)
           if (i0 + b * step < k) *reinterpret_cast<float4*>(o + i0 + b * step) = round4(v[b]);
       }
-    } else if constexpr (IN == GemvInput::kRmsNorm) {  // rmsnorm_kernel's arithmetic
+    } else {  // kRmsNorm: rmsnorm_kernel's arithmetic
       const float* x = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * k;
       double ss = 0.0;
       for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
@@ -89,22 +88,6 @@ __device__ void stage_input(const GemvArgs& a, float* xs) {
           if (i0 + b * step < k)
             *reinterpret_cast<float4*>(o + i0 + b * step) =
                 round4(make_float4(n[b].x * (v[b].x * inv), n[b].y * (v[b].y * inv), n[b].z * (v[b].z * inv), n[b].w * (v[b].w * inv)));
-      }
-    } else {  // kSwiglu: swiglu_fused_kernel's arithmetic
-      const float* gu = static_cast<const float*>(a.x) + static_cast<std::size_t>(r) * 2 * k;
-      for (int i0 = 4 * threadIdx.x; i0 < k; i0 += kBatch * step) {
-        float4 g[kBatch], u[kBatch];
-        ld_batch(g, gu, i0, step, k);
-        ld_batch(u, gu + k, i0, step, k);
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-          const int i = i0 + b * step;
-          if (i >= k) continue;
-          if (a.gate_bias) g[b] = add4(g[b], ld4(a.gate_bias, i));
-          if (a.up_bias) u[b] = add4(u[b], ld4(a.up_bias, i));
-          *reinterpret_cast<float4*>(o + i) = round4(make_float4(silu_mul(g[b].x, u[b].x), silu_mul(g[b].y, u[b].y),
-                                                                 silu_mul(g[b].z, u[b].z), silu_mul(g[b].w, u[b].w)));
-        }
       }
     }
   }
@@ -131,8 +114,9 @@ __device__ __forceinline__ void fma_chunk(float (&acc)[ROWS], const uint4& w, co
   }
 }
 
-template <int ROWS, GemvInput IN, int kCols = kCols, int kUnroll = kUnroll>
+template <int ROWS, GemvInput IN, GemvOutput OUT = GemvOutput::kF32, int kCols = kCols, int kUnroll = kUnroll>
 __global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvArgs a) {
+  static_assert(OUT == GemvOutput::kF32 || kCols == 2, "a warp holds gate j and up j together");
   extern __shared__ float xs[];  // [ROWS][k]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int k = a.k, chunks = k / 8, groups = (a.cols + kCols - 1) / kCols;
@@ -179,7 +163,17 @@ __global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvArgs a) {
 #pragma unroll
       for (int r = 0; r < ROWS; ++r)
         for (int o = 16; o > 0; o >>= 1) acc[c][r] += __shfl_xor_sync(0xffffffffu, acc[c][r], o);
-    if (lane == 0)
+    if (lane != 0) continue;
+    if constexpr (OUT == GemvOutput::kSwigluBf16) {  // swiglu_fused_kernel's arithmetic
+      const int j = c0 / 2, half = a.cols / 2;
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        float g = acc[0][r], u = acc[1][r];
+        if (a.gate_bias) g = g + a.gate_bias[j];
+        if (a.up_bias) u = u + a.up_bias[j];
+        a.y_bf16[static_cast<std::size_t>(r) * half + j] = f32_to_bf16(silu_mul(g, u));
+      }
+    } else {
 #pragma unroll
       for (int c = 0; c < kCols; ++c) {
         if (c0 + c >= a.cols) break;
@@ -192,28 +186,29 @@ __global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvArgs a) {
           *y = v;
         }
       }
+    }
   }
 }
 
 using Kernel = void (*)(GemvArgs);
 
-template <int ROWS>
+template <int ROWS, GemvOutput OUT>
 Kernel pick(GemvInput in) {
   switch (in) {
-    case GemvInput::kBf16: return gemv_kernel<ROWS, GemvInput::kBf16>;
-    case GemvInput::kF32: return gemv_kernel<ROWS, GemvInput::kF32>;
-    case GemvInput::kRmsNorm: return gemv_kernel<ROWS, GemvInput::kRmsNorm>;
-    case GemvInput::kSwiglu: return gemv_kernel<ROWS, GemvInput::kSwiglu>;
+    case GemvInput::kBf16: return gemv_kernel<ROWS, GemvInput::kBf16, OUT>;
+    case GemvInput::kF32: return gemv_kernel<ROWS, GemvInput::kF32, OUT>;
+    case GemvInput::kRmsNorm: return gemv_kernel<ROWS, GemvInput::kRmsNorm, OUT>;
   }
   return nullptr;
 }
 
+template <GemvOutput OUT>
 Kernel kernel_for(int rows, GemvInput in) {
   switch (rows) {
-    case 1: return pick<1>(in);
-    case 2: return pick<2>(in);
-    case 3: return pick<3>(in);
-    case 4: return pick<4>(in);
+    case 1: return pick<1, OUT>(in);
+    case 2: return pick<2, OUT>(in);
+    case 3: return pick<3, OUT>(in);
+    case 4: return pick<4, OUT>(in);
   }
   return nullptr;
 }
@@ -249,35 +244,42 @@ void launch(Kernel f, const GemvArgs& a, int cols_per_warp, cudaStream_t s) {
 
 }  // namespace
 
-bool gemv_supported(int rows, int k, int cols) {
-  return rows >= 1 && rows <= kGemvMaxRows && k > 0 && k % 8 == 0 && k * rows <= kMaxInputs && cols > 0;
+bool gemv_supported(int rows, int k, int cols, GemvOutput out) {
+  return rows >= 1 && rows <= kGemvMaxRows && k > 0 && k % 8 == 0 && k * rows <= kMaxInputs && cols > 0 &&
+         (out == GemvOutput::kF32 || cols % 2 == 0);
 }
 
 void gemv(const GemvArgs& a, cudaStream_t s) {
-  if (!gemv_supported(a.rows, a.k, a.cols))
+  const bool swiglu = a.output == GemvOutput::kSwigluBf16;
+  if (!gemv_supported(a.rows, a.k, a.cols, a.output))
     throw Error("gemv: unsupported shape rows=" + std::to_string(a.rows) + " k=" + std::to_string(a.k) + " cols=" +
-                    std::to_string(a.cols) + " (rows 1-4, k a multiple of 8, k * rows <= " + std::to_string(kMaxInputs) + ")",
+                    std::to_string(a.cols) + " (rows 1-4, k a multiple of 8, k * rows <= " + std::to_string(kMaxInputs) +
+                    ", cols even for the SwiGLU output)",
                 kExitInternal);
   if ((a.input == GemvInput::kRmsNorm) != (a.norm != nullptr))
     throw Error("gemv: the norm weight goes with GemvInput::kRmsNorm only", kExitInternal);
+  if (swiglu ? (a.y_bf16 == nullptr || a.y != nullptr || a.bias != nullptr || a.accumulate)
+             : (a.y == nullptr || a.y_bf16 != nullptr || a.gate_bias != nullptr || a.up_bias != nullptr))
+    throw Error("gemv: GemvOutput::kF32 writes y (with bias, accumulate); kSwigluBf16 writes y_bf16 (with gate_bias, up_bias)",
+                kExitInternal);
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };  // vector loads
   if (!aligned(a.x) || !aligned(a.w) || !aligned(a.norm) || !aligned(a.gate_bias) || !aligned(a.up_bias))
     throw Error("gemv: input, weight, norm and SwiGLU bias pointers must be 16-byte aligned", kExitInternal);
-  const Kernel f = kernel_for(a.rows, a.input);
+  const Kernel f = swiglu ? kernel_for<GemvOutput::kSwigluBf16>(a.rows, a.input) : kernel_for<GemvOutput::kF32>(a.rows, a.input);
   launch(f, a, kCols, s);
 }
 
 void gemv_tuning(const GemvArgs& a, int cols_per_warp, int unroll, cudaStream_t s) {
-  if (a.rows != 1 || a.input != GemvInput::kBf16 || !gemv_supported(a.rows, a.k, a.cols))
+  if (a.rows != 1 || a.input != GemvInput::kBf16 || a.output != GemvOutput::kF32 || !gemv_supported(a.rows, a.k, a.cols))
     throw Error("gemv_tuning: one bf16 row only", kExitInternal);
   Kernel f = nullptr;
-  if (cols_per_warp == 1 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, 1, 4>;
-  if (cols_per_warp == 1 && unroll == 8) f = gemv_kernel<1, GemvInput::kBf16, 1, 8>;
-  if (cols_per_warp == 2 && unroll == 2) f = gemv_kernel<1, GemvInput::kBf16, 2, 2>;
-  if (cols_per_warp == 2 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, 2, 4>;
-  if (cols_per_warp == 2 && unroll == 8) f = gemv_kernel<1, GemvInput::kBf16, 2, 8>;
-  if (cols_per_warp == 4 && unroll == 2) f = gemv_kernel<1, GemvInput::kBf16, 4, 2>;
-  if (cols_per_warp == 4 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, 4, 4>;
+  if (cols_per_warp == 1 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 1, 4>;
+  if (cols_per_warp == 1 && unroll == 8) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 1, 8>;
+  if (cols_per_warp == 2 && unroll == 2) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 2, 2>;
+  if (cols_per_warp == 2 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 2, 4>;
+  if (cols_per_warp == 2 && unroll == 8) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 2, 8>;
+  if (cols_per_warp == 4 && unroll == 2) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 4, 2>;
+  if (cols_per_warp == 4 && unroll == 4) f = gemv_kernel<1, GemvInput::kBf16, GemvOutput::kF32, 4, 4>;
   if (!f) throw Error("gemv_tuning: no such variant", kExitInternal);
   launch(f, a, cols_per_warp, s);
 }

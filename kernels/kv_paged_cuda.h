@@ -142,21 +142,22 @@ void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
 // kMaxTileQ / group rows). Query row r at position row_pos[r] attends to tokens
 // max(0, pos - window + 1) .. pos of its sequence (window 0: all). Scores = fp32 dot * scale, online
 // softmax in fp32, P.V accumulated in fp32; `splits` blocks share each tile's pages and a second
-// kernel merges them (flash-decoding). With head_dim 128 and at most 4 query vectors a tile
-// (decode, GQA <= 4) every format but fp32 takes the decode path (paged_attention_decode.h: a
-// cp.async page ring, per-lane register decoding) and fp32 a register kernel; tiles of two or more
-// rows with head_dim 64/128 the tensor-core prefill path (paged_attention_prefill.h, bf16x3
-// operands, fp32 accumulation); the rest a shared-memory kernel that decodes each page through the
-// codec.
+// kernel merges them (flash-decoding). With head_dim 128 and at most 4 query vectors a tile, or
+// one-row tiles of GQA <= 16 (decode steps), every format but fp32 takes the decode path
+// (paged_attention_decode.h: a cp.async page ring, per-lane register decoding) and fp32 a register
+// kernel; tiles of two or more rows with head_dim 64/128 the tensor-core prefill path
+// (paged_attention_prefill.h, bf16x3 operands, fp32 accumulation); the rest a shared-memory kernel
+// that decodes each page through the codec.
 enum class PrefillKernel : int { kTensorCore, kBf16x3, kGeneric };
 struct AttentionTile {
   int seq, row0, rows;
 };
-enum class DecodeKernel { kAuto, kTensorCore, kCudaCore };
+enum class DecodeKernel { kAuto, kTensorCore, kCudaCore, kGeneric };
 
 struct PagedAttentionArgs {
   const float* q = nullptr;        // [rows][heads*head_dim]
-  float* out = nullptr;            // [rows][heads*head_dim]
+  float* out = nullptr;            // [rows][heads*head_dim]; not written when out_bf16 is set
+  std::uint16_t* out_bf16 = nullptr;  // or the output as bf16 (RNE of the fp32 result): what a bf16 GEMM reads
   const int* row_pos = nullptr;    // device [rows]
   const AttentionTile* tiles = nullptr;  // device [num_tiles]
   int num_tiles = 0, heads = 0, kv_heads = 0, window = 0;
@@ -179,7 +180,8 @@ struct PagedAttentionArgs {
   bool pdl = false;
   // Decode path only: kAuto picks per format the kernel measured faster; kTensorCore asks for the
   // tensor-core kernel where it takes the format (bf16, fp16, fp8 with per-tensor scales), kCudaCore
-  // for the CUDA-core kernel (every format). The benchmark and the tests run both.
+  // for the CUDA-core kernel (every format), kGeneric for the generic kernel in place of the decode
+  // path (what shapes outside it run; for comparisons). The benchmark and the tests run each.
   DecodeKernel decode = DecodeKernel::kAuto;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);

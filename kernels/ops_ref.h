@@ -95,8 +95,8 @@ struct QkvSplitArgs {
   float* v = nullptr;
 };
 void qkv_split_ref(const QkvSplitArgs& a);
-// gate_up [rows][2 inter] (gate then up, one GEMM's output for the stacked weights) plus gate_bias
-// and up_bias (either may be null), then swiglu_ref: out [rows][inter].
+// gate_up [rows][inter][2] (gate j, up j: one GEMM's output for the interleaved weights) plus
+// gate_bias and up_bias (either may be null), then swiglu_ref: out [rows][inter].
 void swiglu_fused_ref(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out);
 
 // ---- softmax and log-softmax -----------------------------------------------------------------

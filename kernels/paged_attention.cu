@@ -19,6 +19,7 @@
 #include <cuda_fp8.h>
 
 #include "cuda_check.cuh"
+#include "float_formats.h"
 #include "kv_codecs.h"
 #include "kv_paged_cuda.h"
 #include "paged_attention_decode.h"
@@ -481,7 +482,7 @@ __global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
       const std::int64_t e = ((static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits + s) * kMaxTileQ + qi;
       m = fmaxf(m, a.workspace[2 * e]);
     }
-    float* out = a.out + static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d;
+    const std::int64_t out = static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d;
     for (int j = threadIdx.x; j < d; j += blockDim.x) {
       float num = 0.0f, den = 0.0f;
       for (int s = 0; s < splits; ++s) {
@@ -492,7 +493,9 @@ __global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
         den += a.workspace[2 * e + 1] * w;
         num += wacc[e * d + j] * w;
       }
-      out[j] = den > 0.0f ? num / den : 0.0f;
+      const float v = den > 0.0f ? num / den : 0.0f;
+      if (a.out_bf16) a.out_bf16[out + j] = f32_to_bf16(v);
+      else a.out[out + j] = v;
     }
   }
 }
@@ -560,9 +563,10 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   const int splits = a.emulation.active() ? a.emulation.splits
                      : a.splits > 0       ? a.splits
                                           : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
-  // The decode path (head_dim 128, <= 4 query vectors a tile) is exact only: emulation runs the
-  // generic kernel.
-  if (!a.emulation.active() && decode_attention_supported(c, max_tile_q)) {
+  // The decode path (head_dim 128, <= 4 query vectors a tile or one row of GQA <= 16) is exact
+  // only: emulation runs the generic kernel.
+  if (!a.emulation.active() && a.decode != DecodeKernel::kGeneric &&
+      decode_attention_supported(c, a.max_tile_rows, a.heads / a.kv_heads)) {
     decode_attention(c, a, splits, s);
     return;
   }

@@ -1,7 +1,8 @@
 // decode_attention (paged_attention_decode.h): the decode fast path of the paged attention, built for
-// bytes in flight. A block (4 warps) takes one tile (<= 4 query vectors of one KV head) and one split
-// of its pages; cp.async copies the raw K and V regions of the next pages into a 3-stage shared-
-// memory ring while the warps compute the current page, so the loads never wait on the maths.
+// bytes in flight. A block (4 warps) takes 4 query vectors of one tile and KV head (a one-row tile of
+// GQA 5-16 takes several blocks, block_work) and one split of its pages; cp.async copies the raw K
+// and V regions of the next pages into a 3-stage shared-memory ring while the warps compute the
+// current page, so the loads never wait on the maths.
 //
 // Per page each warp owns 16 tokens; a half-warp takes 8 of them, and lane s (0..15) of the half
 // owns 8 of the 128 dimensions of every K and V row (its 16-byte bf16 chunk, 8 bytes of fp8/int8,
@@ -27,6 +28,7 @@
 #include <cuda_fp8.h>
 
 #include "cuda_check.cuh"
+#include "float_formats.h"
 #include "kv_codecs.h"
 #include "paged_attention_decode.h"
 #include "pdl.cuh"
@@ -335,17 +337,23 @@ constexpr int min_blocks() {
 
 // ---- what both kernels share ----------------------------------------------------------------------
 
-// A block's work: its tile, KV head, split, pages [pb, pe) and the table of its sequence.
+// A block's work: its tile, KV head, split, pages [pb, pe) and the table of its sequence, and its
+// query vectors q0 .. q0 + nq - 1 of the tile's (tile query vector i: row i / group, head kvh * group
+// + i % group). A tile of more than 4 (GQA 5-16 at one row a tile) is taken in parts of 4 by
+// gridDim.y / kv_heads blocks per KV head (blockIdx.y = kvh * parts + part), each reading the
+// head's pages (the parts run side by side, so the second read mostly hits L2); a part past the
+// tile's vectors (nq <= 0) has nothing to do.
 struct BlockWork {
   AttentionTile tl;
-  int kvh, split, splits, group, nq, pb, pe, hi;
+  int kvh, split, splits, group, q0, nq, pb, pe, hi;
   const int* table;
 };
 __device__ BlockWork block_work(const PagedAttentionArgs& a) {
   BlockWork w;
   w.tl = a.tiles[blockIdx.z];
-  w.kvh = blockIdx.y, w.split = blockIdx.x, w.splits = gridDim.x;
-  w.group = a.heads / a.kv_heads, w.nq = w.tl.rows * w.group;
+  const int parts = gridDim.y / a.kv_heads;
+  w.kvh = blockIdx.y / parts, w.split = blockIdx.x, w.splits = gridDim.x;
+  w.group = a.heads / a.kv_heads, w.q0 = kNQ * (blockIdx.y % parts), w.nq = min(kNQ, w.tl.rows * w.group - w.q0);
   const int p_first = a.row_pos[w.tl.row0];
   w.hi = a.row_pos[w.tl.row0 + w.tl.rows - 1] + 1;
   split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, w.hi, w.split, w.splits, w.pb, w.pe);
@@ -388,8 +396,8 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
                         int* qpos_s, int* qfirst_s) {
   const int tid = threadIdx.x, qw = a.heads * kD;
   for (int i = tid; i < kNQ * kD; i += kThreads) {
-    const int qi = i / kD, j = i % kD;
-    float x = qi < w.nq ? a.q[static_cast<std::int64_t>(w.tl.row0 + qi / w.group) * qw + (w.kvh * w.group + qi % w.group) * kD + j]
+    const int qi = i / kD, j = i % kD, qt = w.q0 + qi;
+    float x = qi < w.nq ? a.q[static_cast<std::int64_t>(w.tl.row0 + qt / w.group) * qw + (w.kvh * w.group + qt % w.group) * kD + j]
                         : 0.0f;
     if constexpr (F == Fmt::kInt4Pth) {
       if (c.signs) x *= c.signs[j];  // exact (signs are +-1)
@@ -397,7 +405,7 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
     q_raw[qi][j] = x;
   }
   if (tid < kNQ) {
-    const int pos = tid < w.nq ? a.row_pos[w.tl.row0 + tid / w.group] : -1;
+    const int pos = tid < w.nq ? a.row_pos[w.tl.row0 + (w.q0 + tid) / w.group] : -1;
     qpos_s[tid] = pos;
     qfirst_s[tid] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
   }
@@ -405,17 +413,82 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
   fwht_rows(&q_raw[0][0], q_rotation<F>(c));
 }
 
+// The split merge of query vectors q0 .. q0 + nq - 1 (nq <= 4) of (tile t, KV head kvh) into the
+// output. Warp v takes vector v: its lanes read the splits' maxima and sums in one pass (each lane
+// an online max/sum over its splits, the maxima kept in wsplit), the warp reduces them, then turns
+// wsplit into the splits' weights; then each thread one dimension of every vector, all its loads
+// independent. wsplit: shared, kNQ * splits floats, den: kNQ floats. Every thread of the block
+// calls it (one barrier inside).
+__device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0, int nq, int splits, float* wsplit, float* den) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, group = a.heads / a.kv_heads;
+  const std::int64_t entries = static_cast<std::int64_t>(a.num_tiles) * a.kv_heads * splits * kMaxTileQ;
+  const std::int64_t e0 = (static_cast<std::int64_t>(t) * a.kv_heads + kvh) * splits * kMaxTileQ + q0;  // + sp * kMaxTileQ + qi
+  if (warp < nq) {
+    float* ws = wsplit + warp * splits;
+    float mx = -INFINITY, sum = 0.0f;
+    for (int sp = lane; sp < splits; sp += 32) {
+      const std::int64_t e = e0 + sp * kMaxTileQ + warp;
+      const float ms = a.workspace[2 * e], ls = a.workspace[2 * e + 1];
+      ws[sp] = ms;
+      if (ms == -INFINITY) continue;
+      const float nm = fmaxf(mx, ms);
+      sum = (mx == -INFINITY ? 0.0f : sum * expf(mx - nm)) + ls * expf(ms - nm);
+      mx = nm;
+    }
+    float m_all = mx;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m_all = fmaxf(m_all, __shfl_xor_sync(0xffffffffu, m_all, o));
+    float d = mx == -INFINITY ? 0.0f : sum * expf(mx - m_all);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+    for (int sp = lane; sp < splits; sp += 32) ws[sp] = ws[sp] == -INFINITY ? 0.0f : expf(ws[sp] - m_all);
+    if (lane == 0) den[warp] = d;
+  }
+  __syncthreads();
+  const float* wacc = a.workspace + 2 * entries;
+  const int j = threadIdx.x;
+  // Every split wrote its vectors' partial sums (zeros when it had no tokens), so the loads need no
+  // condition and 8 splits of them are in flight at once.
+  float num[kNQ] = {};
+#pragma unroll 8
+  for (int sp = 0; sp < splits; ++sp) {
+    float x[kNQ];
+#pragma unroll
+    for (int qi = 0; qi < kNQ; ++qi) x[qi] = qi < nq ? wacc[(e0 + sp * kMaxTileQ + qi) * kD + j] : 0.0f;
+#pragma unroll
+    for (int qi = 0; qi < kNQ; ++qi) {
+      const float w = qi < nq ? wsplit[qi * splits + sp] : 0.0f;
+      num[qi] += w != 0.0f ? w * x[qi] : 0.0f;  // a select: a split of weight 0 adds nothing, whatever it holds
+    }
+  }
+  const AttentionTile tl = a.tiles[t];
+#pragma unroll
+  for (int qi = 0; qi < kNQ; ++qi) {
+    if (qi >= nq) break;
+    const int qt = q0 + qi;
+    const float v = den[qi] > 0.0f ? num[qi] / den[qi] : 0.0f;
+    const std::int64_t o = static_cast<std::int64_t>(tl.row0 + qt / group) * a.heads * kD + (kvh * group + qt % group) * kD + j;
+    if (a.out_bf16) a.out_bf16[o] = f32_to_bf16(v);
+    else a.out[o] = v;
+  }
+}
+// Shared floats merge_splits needs.
+constexpr int merge_floats(int splits) { return kNQ * splits + kNQ; }
+
 // The block's result from the warps' partials, which the caller wrote at the ring's start (wacc
 // [warps][4][128], then wm and wl [warps][4]) before a barrier: merged across warps, V's transform
-// applied, stored to the workspace for the split merge.
+// applied, stored to the workspace for the split merge (decode_combine_kernel). Merging in the
+// last block of each split group instead (a threadfence reduction) saved one launch, 3 µs a layer
+// at batch 1, but its code alone, never executed, made the CUDA-core kernel 25% slower at 32K
+// tokens (bf16 188 against 150 µs, the same machine): not kept.
 template <Fmt F>
 __device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a, const BlockWork& w, float* wacc) {
   float* wm = wacc + kWarps * kNQ * kD;
   float* wl = wm + kWarps * kNQ;
   float* merged = wl + kWarps * kNQ;
   const int tid = threadIdx.x;
-  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * w.splits * kMaxTileQ;
-  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + w.kvh) * w.splits + w.split) * kMaxTileQ;
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * a.kv_heads * w.splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * a.kv_heads + w.kvh) * w.splits + w.split) * kMaxTileQ + w.q0;
 #pragma unroll
   for (int qi = 0; qi < kNQ; ++qi) {
     float mm = -INFINITY;
@@ -461,6 +534,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
   pdl_launch_dependents();
   pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
   const BlockWork w = block_work(a);
+  if (w.nq <= 0) return;
   const int kvh = w.kvh, nq = w.nq, pb = w.pb, pe = w.pe, hi = w.hi;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, half = lane >> 4, s = lane & 15;
   // Prologue: the first pages are in flight while Q is prepared.
@@ -827,6 +901,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   pdl_launch_dependents();
   pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
   const BlockWork w = block_work(a);
+  if (w.nq <= 0) return;
   const int pb = w.pb, pe = w.pe;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c4 = lane & 3, q = g & 3;
   const bool upper = g >= 4;  // rows 4-7: the x2 terms; rows 0-3 and 8-11: x0 and x1
@@ -975,56 +1050,15 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   finish_block<F>(c, a, w, wacc);
 }
 
-// ---- the merge of the splits --------------------------------------------------------------------
-
-__device__ __forceinline__ float block_reduce(float v, bool is_max, float* red) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = is_max ? fmaxf(v, w) : v + w;
-  }
-  __syncthreads();  // red may still be read by a previous call
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float r = red[0];
-  for (int w = 1; w < kWarps; ++w) r = is_max ? fmaxf(r, red[w]) : r + red[w];
-  return r;
-}
-
-// One block per (tile, KV head, query vector): weights of the splits in shared memory, then each
-// thread one dimension, the splits' loads independent.
+// One block per (tile, KV head, part): the splits of its query vectors merged into the output.
 __global__ void __launch_bounds__(kThreads) decode_combine_kernel(PagedAttentionArgs a, int splits) {
   pdl_launch_dependents();
   pdl_wait();
   extern __shared__ float wsplit[];
-  __shared__ float red[kWarps];
-  const AttentionTile tl = a.tiles[blockIdx.x];
-  const int kvh = blockIdx.y, qi = blockIdx.z, group = a.heads / a.kv_heads;
-  if (qi >= tl.rows * group) return;
-  const std::int64_t entries = static_cast<std::int64_t>(gridDim.x) * gridDim.y * splits * kMaxTileQ;
-  const std::int64_t e0 = (static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits * kMaxTileQ + qi;
-  float mx = -INFINITY;
-  for (int sp = threadIdx.x; sp < splits; sp += kThreads) mx = fmaxf(mx, a.workspace[2 * (e0 + sp * kMaxTileQ)]);
-  mx = block_reduce(mx, true, red);
-  float den = 0.0f;
-  for (int sp = threadIdx.x; sp < splits; sp += kThreads) {
-    const std::int64_t e = e0 + sp * kMaxTileQ;
-    const float ms = a.workspace[2 * e];
-    const float w = ms == -INFINITY ? 0.0f : expf(ms - mx);
-    wsplit[sp] = w;
-    if (w != 0.0f) den += a.workspace[2 * e + 1] * w;
-  }
-  den = block_reduce(den, false, red);  // its barriers also publish wsplit
-  const float* wacc = a.workspace + 2 * entries;
-  float* out = a.out + static_cast<std::int64_t>(tl.row0 + qi / group) * a.heads * kD + (kvh * group + qi % group) * kD;
-  const int j = threadIdx.x;
-  float num = 0.0f;
-#pragma unroll 8
-  for (int sp = 0; sp < splits; ++sp) {
-    const float w = wsplit[sp];
-    if (w != 0.0f) num += w * wacc[(e0 + sp * kMaxTileQ) * kD + j];
-  }
-  out[j] = den > 0.0f ? num / den : 0.0f;
+  const int parts = gridDim.y / a.kv_heads, q0 = kNQ * (blockIdx.y % parts);
+  const int nq = min(kNQ, a.tiles[blockIdx.x].rows * (a.heads / a.kv_heads) - q0);
+  if (nq <= 0) return;
+  merge_splits(a, blockIdx.x, blockIdx.y / parts, q0, nq, splits, wsplit, wsplit + kNQ * splits);
 }
 
 // ---- dispatch -----------------------------------------------------------------------------------
@@ -1098,24 +1132,24 @@ int fit_splits(int splits, int base_blocks, int max_ctx, int resident) {
 }
 
 template <Fmt F, bool TC>
-int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   constexpr int smem = dynamic_smem<F>();
   static_assert(smem >= (2 * kWarps * kNQ + (kWarps + 1) * kNQ * kD) * 4, "the warp merge reuses the ring");
-  splits = fit_splits(splits, a.num_tiles * a.kv_heads, a.max_ctx, resident_blocks<F, TC>());
-  launch_kernel(a.pdl, kernel_of<F, TC>(), dim3(splits, a.kv_heads, a.num_tiles), dim3(kThreads), smem, s, c, a);
+  splits = fit_splits(splits, a.num_tiles * a.kv_heads * parts, a.max_ctx, resident_blocks<F, TC>());
+  launch_kernel(a.pdl, kernel_of<F, TC>(), dim3(splits, a.kv_heads * parts, a.num_tiles), dim3(kThreads), smem, s, c, a);
   return splits;
 }
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
 // fp8 (57% of copy bandwidth against 48%), the CUDA-core one for bf16/fp16 (85% against 69%).
 template <Fmt F>
-int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   if constexpr (tc_format(F)) {
     const bool tc = a.decode == DecodeKernel::kTensorCore ||
                     (a.decode == DecodeKernel::kAuto && F != Fmt::kBf16 && F != Fmt::kF16);
-    if (tc) return launch_as<F, true>(c, a, splits, s);
+    if (tc) return launch_as<F, true>(c, a, splits, parts, s);
   }
-  return launch_as<F, false>(c, a, splits, s);
+  return launch_as<F, false>(c, a, splits, parts, s);
 }
 
 template <Fmt F>
@@ -1125,9 +1159,10 @@ bool supported_fmt(const KvLayerCodec& c) {
 
 }  // namespace
 
-bool decode_attention_supported(const KvLayerCodec& c, int max_tile_q) {
+bool decode_attention_supported(const KvLayerCodec& c, int max_tile_rows, int group) {
   Fmt f;
-  if (c.head_dim != kD || max_tile_q > kNQ || !fmt_of(c, f)) return false;
+  const int max_tile_q = max_tile_rows * group;
+  if (c.head_dim != kD || !(max_tile_q <= kNQ || (max_tile_rows == 1 && max_tile_q <= kMaxTileQ)) || !fmt_of(c, f)) return false;
   if ((f == Fmt::kQ8_0 || f == Fmt::kQ4_0) && ((c.k_rot & (c.k_rot - 1)) != 0 || (c.v_rot & (c.v_rot - 1)) != 0 ||
                                               c.k_rot > kD || c.v_rot > kD))
     return false;
@@ -1152,32 +1187,33 @@ bool decode_attention_supported(const KvLayerCodec& c, int max_tile_q) {
 
 bool decode_tensor_core_takes(const KvLayerCodec& c) {
   Fmt f;
-  if (!decode_attention_supported(c, kNQ) || !fmt_of(c, f)) return false;
+  if (!decode_attention_supported(c, 1, kNQ) || !fmt_of(c, f)) return false;
   return tc_format(f);
 }
 
 void decode_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   Fmt f;
   if (!fmt_of(c, f)) throw Error("decode_attention: unsupported KV family", kExitInternal);
+  const int max_tile_q = a.max_tile_rows * (a.heads / a.kv_heads), parts = (max_tile_q + kNQ - 1) / kNQ;
   switch (f) {
-    case Fmt::kBf16: splits = launch<Fmt::kBf16>(c, a, splits, s); break;
-    case Fmt::kF16: splits = launch<Fmt::kF16>(c, a, splits, s); break;
-    case Fmt::kE4M3: splits = launch<Fmt::kE4M3>(c, a, splits, s); break;
-    case Fmt::kE5M2: splits = launch<Fmt::kE5M2>(c, a, splits, s); break;
-    case Fmt::kFp8Pth: splits = launch<Fmt::kFp8Pth>(c, a, splits, s); break;
-    case Fmt::kInt8Pth: splits = launch<Fmt::kInt8Pth>(c, a, splits, s); break;
-    case Fmt::kInt4Pth: splits = launch<Fmt::kInt4Pth>(c, a, splits, s); break;
-    case Fmt::kNvfp4: splits = launch<Fmt::kNvfp4>(c, a, splits, s); break;
-    case Fmt::kQ8_0: splits = launch<Fmt::kQ8_0>(c, a, splits, s); break;
-    case Fmt::kQ4_0: splits = launch<Fmt::kQ4_0>(c, a, splits, s); break;
-    case Fmt::kTqK8V4: splits = launch<Fmt::kTqK8V4>(c, a, splits, s); break;
-    case Fmt::kTqK4V4: splits = launch<Fmt::kTqK4V4>(c, a, splits, s); break;
-    case Fmt::kTqK3V4: splits = launch<Fmt::kTqK3V4>(c, a, splits, s); break;
-    case Fmt::kTqK3V3: splits = launch<Fmt::kTqK3V3>(c, a, splits, s); break;
+    case Fmt::kBf16: splits = launch<Fmt::kBf16>(c, a, splits, parts, s); break;
+    case Fmt::kF16: splits = launch<Fmt::kF16>(c, a, splits, parts, s); break;
+    case Fmt::kE4M3: splits = launch<Fmt::kE4M3>(c, a, splits, parts, s); break;
+    case Fmt::kE5M2: splits = launch<Fmt::kE5M2>(c, a, splits, parts, s); break;
+    case Fmt::kFp8Pth: splits = launch<Fmt::kFp8Pth>(c, a, splits, parts, s); break;
+    case Fmt::kInt8Pth: splits = launch<Fmt::kInt8Pth>(c, a, splits, parts, s); break;
+    case Fmt::kInt4Pth: splits = launch<Fmt::kInt4Pth>(c, a, splits, parts, s); break;
+    case Fmt::kNvfp4: splits = launch<Fmt::kNvfp4>(c, a, splits, parts, s); break;
+    case Fmt::kQ8_0: splits = launch<Fmt::kQ8_0>(c, a, splits, parts, s); break;
+    case Fmt::kQ4_0: splits = launch<Fmt::kQ4_0>(c, a, splits, parts, s); break;
+    case Fmt::kTqK8V4: splits = launch<Fmt::kTqK8V4>(c, a, splits, parts, s); break;
+    case Fmt::kTqK4V4: splits = launch<Fmt::kTqK4V4>(c, a, splits, parts, s); break;
+    case Fmt::kTqK3V4: splits = launch<Fmt::kTqK3V4>(c, a, splits, parts, s); break;
+    case Fmt::kTqK3V3: splits = launch<Fmt::kTqK3V3>(c, a, splits, parts, s); break;
   }
-  const int smem = splits * static_cast<int>(sizeof(float));
+  const int smem = merge_floats(splits) * static_cast<int>(sizeof(float));
   if (smem > 48 * 1024) throw Error("decode_attention: " + std::to_string(splits) + " splits is too many", kExitInternal);
-  launch_kernel(a.pdl, decode_combine_kernel, dim3(a.num_tiles, a.kv_heads, kNQ), dim3(kThreads), smem, s, a, splits);
+  launch_kernel(a.pdl, decode_combine_kernel, dim3(a.num_tiles, a.kv_heads * parts), dim3(kThreads), smem, s, a, splits);
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -1,6 +1,7 @@
-// The decode fast path of paged_attention (kv_paged_cuda.h): head_dim 128, at most 4 query vectors a
-// tile (decode with GQA <= 4), every slot format but fp32 (and kivi2, stored as fp32). paged_attention() dispatches
-// here when decode_attention_supported() says so; the rest runs the generic shared-memory kernel.
+// The decode fast path of paged_attention (kv_paged_cuda.h): head_dim 128, tiles of at most 4 query
+// vectors, or of one row with GQA up to 16 (decode steps; a block takes 4 of a tile's vectors), every
+// slot format but fp32 (and kivi2, stored as fp32). paged_attention() dispatches here when
+// decode_attention_supported() says so; the rest runs the prefill or the generic kernel.
 // Only in a CUDA build (KVGATE_HAVE_CUDA).
 #pragma once
 #if defined(KVGATE_HAVE_CUDA)
@@ -10,9 +11,9 @@
 
 namespace kvgate::kernels::cuda {
 
-// True when decode_attention() takes a call of this codec with tiles of at most max_tile_q query
-// vectors.
-bool decode_attention_supported(const KvLayerCodec& codec, int max_tile_q);
+// True when decode_attention() takes a call of this codec with tiles of at most max_tile_rows rows
+// of `group` query vectors each (heads / kv_heads).
+bool decode_attention_supported(const KvLayerCodec& codec, int max_tile_rows, int group);
 
 // True when the tensor-core kernel takes this codec (bf16, fp16, fp8 with per-tensor scales); the
 // others run the CUDA-core kernel (PagedAttentionArgs::decode).

@@ -3,6 +3,7 @@
 // poisoned before each run and guarded on both sides. Device helpers for the GPU side.
 #pragma once
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ constexpr bool kCuda = true;
 #else
 constexpr bool kCuda = false;
 #endif
+// What a case writes over an output element that a check found wrong, so the comparison fails.
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 using kvgate::Rng;
 

@@ -2,7 +2,7 @@
 // as harness/decoder_cuda/cuda_forward.cpp calls them:
 //   QKV_SPLIT       qkv_split after the fused QKV GEMM (bias, q/k norm, RoPE, split) against
 //                   qkv_split_ref, the CPU path's bias add, rmsnorm_ref and rope_ref composed
-//   SWIGLU_FUSED    swiglu_fused on the gate and up halves of one GEMM output against
+//   SWIGLU_FUSED    swiglu_fused on the interleaved gate and up columns of one GEMM output against
 //                   swiglu_fused_ref (bias adds and swiglu_ref); fp32 output, or bf16 as the engine's
 //                   bf16 GEMMs take it, those bits checked against the fp32 output's RNE rounding
 //   ARGMAX_CHUNKED  argmax_rows_chunked (64 chunks a row, then a merge) against sample_ref's greedy
@@ -32,7 +32,6 @@ namespace kk = kvgate::kernels;
 namespace kc = kvgate::kernels::cuda;
 #endif
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // ---- QKV_SPLIT -------------------------------------------------------------------------------
@@ -187,10 +186,9 @@ struct SwigluFusedCase final : KernelCase {
     gu.resize(2 * n());
     for (int r = 0; r < s.rows; ++r)
       for (int c = 0; c < 2 * s.inter; ++c)
-        gu[static_cast<std::size_t>(r) * 2 * s.inter + c] = static_cast<float>(rng.normal() * (c < s.inter ? 3.0 : 1.0));
+        gu[static_cast<std::size_t>(r) * 2 * s.inter + c] = static_cast<float>(rng.normal() * (c % 2 == 0 ? 3.0 : 1.0));
     // Gate outliers past expf's range: exp(-g) overflows to inf (silu -> -0) or underflows (silu -> g).
-    for (std::size_t i = 500; i < gu.size(); i += 997)
-      if (i % (2 * s.inter) < static_cast<std::size_t>(s.inter)) gu[i] = (i / 997) % 2 ? 120.0f : -120.0f;
+    for (std::size_t i = 500; i < gu.size(); i += 998) gu[i] = (i / 998) % 2 ? 120.0f : -120.0f;
     gb.resize(s.inter);
     ub.resize(s.inter);
     fill_normal(rng, gb, 0.5);
@@ -201,8 +199,8 @@ struct SwigluFusedCase final : KernelCase {
     for (int i = 0; i < s.rows; ++i)
       for (int c = 0; c < s.inter; ++c) {
         const std::size_t row = static_cast<std::size_t>(i) * 2 * s.inter;
-        const double g = double(gu[row + c]) + (s.gate_bias ? double(gb[c]) : 0.0);
-        const double u = double(gu[row + s.inter + c]) + (s.up_bias ? double(ub[c]) : 0.0);
+        const double g = double(gu[row + 2 * c]) + (s.gate_bias ? double(gb[c]) : 0.0);
+        const double u = double(gu[row + 2 * c + 1]) + (s.up_bias ? double(ub[c]) : 0.0);
         r[static_cast<std::size_t>(i) * s.inter + c] = g / (1.0 + std::exp(-g)) * u;
       }
     return r;

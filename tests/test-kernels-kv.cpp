@@ -391,6 +391,7 @@ struct PagedAttentionCase final : KernelCase {
   kk::AttentionEmulation emu{};
   std::string prefill;  // kernel switch "prefill": "" (tensor_core), "bf16x3" or "generic"
   std::string decode;   // decode path: "" (the kernel chosen for the format), "tensor_core" or "cuda_core"
+  bool out_bf16 = false;  // run again with bf16 output: every value must be the fp32 run's RNE rounding
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -402,7 +403,7 @@ struct PagedAttentionCase final : KernelCase {
            ",rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
            (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
-           (decode.empty() ? "" : ",decode=" + decode);
+           (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "");
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
   // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
@@ -539,23 +540,34 @@ struct PagedAttentionCase final : KernelCase {
     auto dqp = to_device(qpos);
     auto dt = to_device(tiles);
     auto o = poisoned_device<float>(qall.size());
-    kc::paged_attention(lc, {.q = dq->get(), .out = o->get(), .row_pos = dqp->get(), .tiles = dt->get(), .num_tiles = ntiles,
-                             .heads = heads, .kv_heads = kv_heads, .window = window,
-                             .max_tile_rows = std::min(rows, per_tile), .max_ctx = max_len,
-                             .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
-                             .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                             .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get(), .emulation = emu,
-                             .prefill = prefill == "generic"  ? kc::PrefillKernel::kGeneric
-                                        : prefill == "bf16x3" ? kc::PrefillKernel::kBf16x3
-                                                              : kc::PrefillKernel::kTensorCore,
-                             .decode = decode == "cuda_core"     ? kc::DecodeKernel::kCudaCore
-                                       : decode == "tensor_core" ? kc::DecodeKernel::kTensorCore
-                                                                 : kc::DecodeKernel::kAuto},
-                        nullptr);
+    kc::PagedAttentionArgs args{.q = dq->get(), .out = o->get(), .row_pos = dqp->get(), .tiles = dt->get(), .num_tiles = ntiles,
+                                .heads = heads, .kv_heads = kv_heads, .window = window,
+                                .max_tile_rows = std::min(rows, per_tile), .max_ctx = max_len,
+                                .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
+                                .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                                .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get(), .emulation = emu,
+                                .prefill = prefill == "generic"  ? kc::PrefillKernel::kGeneric
+                                           : prefill == "bf16x3" ? kc::PrefillKernel::kBf16x3
+                                                                 : kc::PrefillKernel::kTensorCore,
+                                .decode = decode == "cuda_core"     ? kc::DecodeKernel::kCudaCore
+                                          : decode == "tensor_core" ? kc::DecodeKernel::kTensorCore
+                                                                    : kc::DecodeKernel::kAuto};
+    kc::paged_attention(lc, args, nullptr);
     device_sync();
     std::vector<float> h(qall.size());
     o->download(h.data());
     out.assign(h.begin(), h.end());
+    if (out_bf16) {  // the same launch again, bf16 out
+      auto ob = poisoned_device<std::uint16_t>(qall.size());
+      args.out = nullptr;
+      args.out_bf16 = ob->get();
+      kc::paged_attention(lc, args, nullptr);
+      device_sync();
+      std::vector<std::uint16_t> hb(qall.size());
+      ob->download(hb.data());
+      for (std::size_t i = 0; i < hb.size(); ++i)
+        if (hb[i] != kk::f32_to_bf16(h[i])) out[i] = kNaN;
+    }
     return true;
 #else
     (void)out;
@@ -639,12 +651,37 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   }
   // The decode path of every other format (paged_attention_decode.cu: head_dim 128, <= 4 query
   // vectors a tile): 24 pages in one split (the cp.async ring wraps many times), two-row tiles with a
-  // window and forced splits, and GQA 1 with three rows (3 query vectors).
+  // window and forced splits, GQA 1 with three rows (3 query vectors), and GQA 8 (Qwen3-32B's
+  // 64/8: two blocks of 4 query vectors per KV head).
   for (const auto& [f, p] : formats) {
     if (f == "fp32") continue;
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 1500, 1, 8, 2, 128, 0, 1));
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 700, 2, 4, 2, 128, 150, 3));
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 260, 3, 2, 2, 128));
+    cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 2, 900, 1, 16, 2, 128));
+  }
+  // Other GQA groups on the decode path: 7 (Qwen2.5-7B's 28/4; the second part has 3 vectors), 5
+  // (a part of 1), 16 (four parts), on both decode kernels.
+  for (const auto& [f, heads, kv_heads, kernel] :
+       {std::tuple{"bf16", 28, 4, "cuda_core"}, {"fp8_e4m3", 28, 4, "tensor_core"}, {"int4_per_token_head", 10, 2, ""},
+        {"q8_0", 32, 2, ""}, {"fp16", 32, 2, "tensor_core"}}) {
+    auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 3, 600, 1, heads, kv_heads, 128, 0, 0);
+    pc->decode = kernel;
+    cases.push_back(std::move(pc));
+  }
+  // bf16 output (what the engine's bf16 GEMMs read) from each merge: the decode path's (13 splits
+  // over batch 1's 8 KV heads, both kernels), the generic kernel's (head_dim 64) and the prefill
+  // path's.
+  for (const char* kernel : {"tensor_core", "cuda_core"}) {
+    auto pc = std::make_unique<PagedAttentionCase>("fp8_e4m3", json::object(), 1, 1700, 1, 32, 8, 128);
+    pc->decode = kernel;
+    pc->out_bf16 = true;
+    cases.push_back(std::move(pc));
+  }
+  for (auto [ctx, rows, d] : {std::array<int, 3>{900, 1, 64}, {300, 37, 128}}) {
+    auto pc = std::make_unique<PagedAttentionCase>("bf16", json::object(), 2, ctx, rows, 8, 2, d);
+    pc->out_bf16 = true;
+    cases.push_back(std::move(pc));
   }
   // The formats both decode kernels take (bf16, fp16, fp8 per tensor): the cases above run the one
   // chosen for the format; these shapes run each kernel by name.

@@ -317,31 +317,36 @@ struct MatmulCase final : DecoderCase {
   }
 };
 
-// The decode-step GEMV (gemv.h) with its fused input step. Twin: the separate steps' twins
-// (rmsnorm_ref / swiglu_ref, the rounding to bf16, matmul_ref, the bias, the residual add).
+// The decode-step GEMV (gemv.h) with its fused input step and output. Twin: the separate steps'
+// twins (rmsnorm_ref, the rounding to bf16, matmul_ref, the bias, the residual add; for the SwiGLU
+// output swiglu_fused_ref on the interleaved gate/up columns, then the rounding to bf16).
 struct GemvCase final : DecoderCase {
-  enum class In { bf16, f32, rmsnorm, swiglu };
+  enum class In { bf16, f32, rmsnorm };
+  enum class Out { f32, swiglu };
   In in;
+  Out out_mode;
   int rows, k, cols;
-  bool bias, accumulate;
+  bool bias, accumulate;  // Out::swiglu: bias = the gate and up biases; never accumulates
   std::vector<float> x, norm, gate_bias, up_bias, w, b, y0;
-  GemvCase(In in_, int rows_, int k_, int cols_, bool bias_, bool accumulate_)
-      : in(in_), rows(rows_), k(k_), cols(cols_), bias(bias_), accumulate(accumulate_) {}
+  GemvCase(In in_, Out out_, int rows_, int k_, int cols_, bool bias_, bool accumulate_)
+      : in(in_), out_mode(out_), rows(rows_), k(k_), cols(cols_), bias(bias_), accumulate(accumulate_ && out_ == Out::f32) {}
   std::string op() const override { return "GEMV"; }
   std::string vars() const override {
-    static const char* names[] = {"bf16", "f32", "rmsnorm", "swiglu"};
-    return std::string("in=") + names[static_cast<int>(in)] + ",rows=" + std::to_string(rows) + ",k=" + std::to_string(k) +
-           ",cols=" + std::to_string(cols) + (bias ? ",bias" : "") + (accumulate ? ",acc" : "");
+    static const char* names[] = {"bf16", "f32", "rmsnorm"};
+    return std::string("in=") + names[static_cast<int>(in)] + (swiglu() ? ",out=swiglu_bf16" : "") + ",rows=" +
+           std::to_string(rows) + ",k=" + std::to_string(k) + ",cols=" + std::to_string(cols) + (bias ? ",bias" : "") +
+           (accumulate ? ",acc" : "");
   }
-  std::size_t x_width() const { return in == In::swiglu ? 2 * static_cast<std::size_t>(k) : k; }
+  bool swiglu() const { return out_mode == Out::swiglu; }
+  std::size_t outputs() const { return static_cast<std::size_t>(rows) * (swiglu() ? cols / 2 : cols); }
   void init(Rng& rng) override {
-    x.resize(rows * x_width());
+    x.resize(static_cast<std::size_t>(rows) * k);
     fill_normal(rng, x, in == In::rmsnorm ? 5.0 : 2.0);
     if (in == In::bf16) round_bf16(x);
     norm.resize(k);
     fill_normal(rng, norm, 0.1, 1.0);
-    gate_bias.resize(k);
-    up_bias.resize(k);
+    gate_bias.resize(cols / 2);
+    up_bias.resize(cols / 2);
     fill_normal(rng, gate_bias, 0.5);
     fill_normal(rng, up_bias, 0.5);
     w.resize(static_cast<std::size_t>(cols) * k);
@@ -352,36 +357,23 @@ struct GemvCase final : DecoderCase {
     y0.resize(static_cast<std::size_t>(rows) * cols);
     fill_normal(rng, y0, 4.0);
   }
-  bool biased_swiglu() const { return in == In::swiglu && bias; }  // the swiglu cases with a bias add gate/up biases too
   // The GEMM operand: the input step in fp32 (the twins), rounded to bf16.
   std::vector<float> operand() const {
-    std::vector<float> a(static_cast<std::size_t>(rows) * k);
-    for (int r = 0; r < rows; ++r) {
-      const float* xr = x.data() + r * x_width();
-      float* o = a.data() + static_cast<std::size_t>(r) * k;
-      if (in == In::rmsnorm) {
-        kk::rmsnorm_ref(xr, norm.data(), 1, k, 1e-6f, o);
-      } else if (in == In::swiglu) {
-        std::vector<float> g(xr, xr + k), u(xr + k, xr + 2 * k);
-        if (biased_swiglu())
-          for (int i = 0; i < k; ++i) g[i] = g[i] + gate_bias[i], u[i] = u[i] + up_bias[i];
-        kk::swiglu_ref(g.data(), u.data(), k, o);
-      } else {
-        std::copy(xr, xr + k, o);
-      }
-    }
+    std::vector<float> a(x);
+    if (in == In::rmsnorm)
+      for (int r = 0; r < rows; ++r) kk::rmsnorm_ref(x.data() + r * k, norm.data(), 1, k, 1e-6f, a.data() + r * k);
     round_bf16(a);
     return a;
   }
-  // Input steps computed again in fp64 may round to the other bf16 neighbour now and then.
-  double max_nmse_twin() const override { return in == In::rmsnorm || in == In::swiglu ? 1e-7 : 1e-12; }
-  // Products exact, sums in another order; rmsnorm's fp64 sum order and expf's last bit can flip a
-  // bf16 rounding of the operand.
-  double max_nmse_gpu() const override { return in == In::swiglu ? 1e-7 : in == In::rmsnorm ? 1e-9 : 1e-11; }
+  // Input steps computed again in fp64 may round to the other bf16 neighbour now and then; so may
+  // the SwiGLU output (sums in another order, expf's last bit).
+  double max_nmse_twin() const override { return in == In::rmsnorm || swiglu() ? 1e-7 : 1e-12; }
+  // Products exact, sums in another order; rmsnorm's fp64 sum order can flip a bf16 rounding of the operand.
+  double max_nmse_gpu() const override { return swiglu() ? 1e-7 : in == In::rmsnorm ? 1e-9 : 1e-11; }
   std::vector<double> reference() override {
     std::vector<double> a(static_cast<std::size_t>(rows) * k);
     for (int r = 0; r < rows; ++r) {
-      const float* xr = x.data() + r * x_width();
+      const float* xr = x.data() + static_cast<std::size_t>(r) * k;
       double inv = 0;
       if (in == In::rmsnorm) {
         double ss = 0;
@@ -389,66 +381,85 @@ struct GemvCase final : DecoderCase {
         inv = 1.0 / std::sqrt(ss / k + 1e-6);
       }
       for (int i = 0; i < k; ++i) {
-        double v = xr[i];
-        if (in == In::rmsnorm) v = norm[i] * xr[i] * inv;
-        if (in == In::swiglu) {
-          const double g = xr[i] + (biased_swiglu() ? double(gate_bias[i]) : 0.0), u = xr[k + i] + (biased_swiglu() ? double(up_bias[i]) : 0.0);
-          v = g / (1.0 + std::exp(-g)) * u;
-        }
+        const double v = in == In::rmsnorm ? norm[i] * xr[i] * inv : xr[i];
         a[static_cast<std::size_t>(r) * k + i] = kk::bf16_to_f32(kk::f32_to_bf16(static_cast<float>(v)));
       }
     }
-    std::vector<double> out(static_cast<std::size_t>(rows) * cols);
+    std::vector<double> t(static_cast<std::size_t>(rows) * cols), out;
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
-        double s = bias ? b[c] : 0.0;
+        double s = bias && !swiglu() ? b[c] : 0.0;
         for (int i = 0; i < k; ++i) s += a[static_cast<std::size_t>(r) * k + i] * w[static_cast<std::size_t>(c) * k + i];
-        out[static_cast<std::size_t>(r) * cols + c] = (accumulate ? y0[static_cast<std::size_t>(r) * cols + c] : 0.0) + s;
+        t[static_cast<std::size_t>(r) * cols + c] = (accumulate ? y0[static_cast<std::size_t>(r) * cols + c] : 0.0) + s;
+      }
+    if (!swiglu()) return t;
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < cols / 2; ++j) {
+        const double g = t[static_cast<std::size_t>(r) * cols + 2 * j] + (bias ? double(gate_bias[j]) : 0.0);
+        const double u = t[static_cast<std::size_t>(r) * cols + 2 * j + 1] + (bias ? double(up_bias[j]) : 0.0);
+        out.push_back(kk::bf16_to_f32(kk::f32_to_bf16(static_cast<float>(g / (1.0 + std::exp(-g)) * u))));
       }
     return out;
   }
   bool cpu(std::vector<double>& out) override {
     const std::vector<float> a = operand();
     Guarded<float> y(static_cast<std::size_t>(rows) * cols);
-    kk::matmul_ref({.x = a.data(), .w = w.data(), .bias = bias ? b.data() : nullptr, .y = y.data(), .rows = rows, .k = k, .cols = cols});
+    kk::matmul_ref({.x = a.data(), .w = w.data(), .bias = bias && !swiglu() ? b.data() : nullptr, .y = y.data(), .rows = rows,
+                    .k = k, .cols = cols});
     if (accumulate) {  // x += t: the residual add after the projection
       std::vector<float> t(y.data(), y.data() + y.size());
       std::copy(y0.begin(), y0.end(), y.data());
       kk::add_ref(y.data(), t.data(), static_cast<std::int64_t>(t.size()));
     }
-    return copy_out(y, y.size(), out);
+    if (!swiglu()) return copy_out(y, y.size(), out);
+    Guarded<float> act(outputs());
+    kk::swiglu_fused_ref(y.data(), rows, cols / 2, bias ? gate_bias.data() : nullptr, bias ? up_bias.data() : nullptr, act.data());
+    for (std::size_t i = 0; i < outputs(); ++i) act.data()[i] = kk::bf16_to_f32(kk::f32_to_bf16(act.data()[i]));
+    return y.guards_intact() && copy_out(act, act.size(), out);
   }
   bool has_gpu() const override { return kCudaBuilt; }
   bool gpu(std::vector<double>& out) override {
-    return gpu_floats(static_cast<std::size_t>(rows) * cols, out, [&](float* y) {
 #if defined(KVGATE_HAVE_CUDA)
-      if (accumulate) KV_CUDA_CHECK(cudaMemcpy(y, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice));
-      auto dw = to_device(bf16_bits(w));
-      auto db = to_device(b);
-      auto dn = to_device(norm);
-      auto dgb = to_device(gate_bias);
-      auto dub = to_device(up_bias);
-      auto dx = to_device(x);
-      auto dxb = to_device(bf16_bits(x));
-      static constexpr kc::GemvInput modes[] = {kc::GemvInput::kBf16, kc::GemvInput::kF32, kc::GemvInput::kRmsNorm,
-                                                kc::GemvInput::kSwiglu};
-      kc::gemv({.input = modes[static_cast<int>(in)],
-                .x = in == In::bf16 ? static_cast<const void*>(dxb->get()) : dx->get(),
-                .norm = in == In::rmsnorm ? dn->get() : nullptr,
-                .eps = 1e-6f,
-                .gate_bias = biased_swiglu() ? dgb->get() : nullptr,
-                .up_bias = biased_swiglu() ? dub->get() : nullptr,
-                .w = reinterpret_cast<const kc::bf16_t*>(dw->get()),
-                .bias = bias ? db->get() : nullptr,
-                .y = y,
-                .rows = rows,
-                .k = k,
-                .cols = cols,
-                .accumulate = accumulate},
-               nullptr);
-      device_sync();
+    auto dw = to_device(bf16_bits(w));
+    auto db = to_device(b);
+    auto dn = to_device(norm);
+    auto dgb = to_device(gate_bias);
+    auto dub = to_device(up_bias);
+    auto dx = to_device(x);
+    auto dxb = to_device(bf16_bits(x));
+    static constexpr kc::GemvInput modes[] = {kc::GemvInput::kBf16, kc::GemvInput::kF32, kc::GemvInput::kRmsNorm};
+    kc::GemvArgs args{.input = modes[static_cast<int>(in)],
+                      .output = swiglu() ? kc::GemvOutput::kSwigluBf16 : kc::GemvOutput::kF32,
+                      .x = in == In::bf16 ? static_cast<const void*>(dxb->get()) : dx->get(),
+                      .norm = in == In::rmsnorm ? dn->get() : nullptr,
+                      .eps = 1e-6f,
+                      .gate_bias = swiglu() && bias ? dgb->get() : nullptr,
+                      .up_bias = swiglu() && bias ? dub->get() : nullptr,
+                      .w = reinterpret_cast<const kc::bf16_t*>(dw->get()),
+                      .bias = bias && !swiglu() ? db->get() : nullptr,
+                      .rows = rows,
+                      .k = k,
+                      .cols = cols,
+                      .accumulate = accumulate};
+    if (!swiglu())
+      return gpu_floats(outputs(), out, [&](float* y) {
+        if (accumulate) KV_CUDA_CHECK(cudaMemcpy(y, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice));
+        args.y = y;
+        kc::gemv(args, nullptr);
+      });
+    auto yb = poisoned_device<std::uint16_t>(outputs());
+    args.y_bf16 = yb->get();
+    kc::gemv(args, nullptr);
+    device_sync();
+    std::vector<std::uint16_t> h(outputs());
+    yb->download(h.data());
+    out.clear();
+    for (std::uint16_t v : h) out.push_back(kk::bf16_to_f32(v));
+    return true;
+#else
+    (void)out;
+    return false;
 #endif
-    });
   }
 };
 
@@ -778,12 +789,15 @@ void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::make_unique<MatmulCase>(r, k, c, true, true));
   // The decode step's shapes (Qwen3-8B: qkv, o, gate_up, down at 1-2 rows), then small ragged ones.
   using In = GemvCase::In;
-  for (const auto& [in, r, k, c, bias, acc] :
-       {std::tuple{In::rmsnorm, 1, 4096, 6144, false, false}, {In::f32, 1, 4096, 4096, false, true},
-        {In::rmsnorm, 2, 4096, 24576, false, false}, {In::swiglu, 1, 12288, 4096, false, true},
-        {In::swiglu, 2, 12288, 4096, true, true}, {In::bf16, 3, 256, 37, true, false}, {In::f32, 4, 1000, 515, true, true},
-        {In::rmsnorm, 4, 136, 1, true, true}, {In::swiglu, 3, 64, 7, true, false}, {In::bf16, 1, 8, 3, false, true}})
-    cases.push_back(std::make_unique<GemvCase>(in, r, k, c, bias, acc));
+  using Out = GemvCase::Out;
+  for (const auto& [in, o, r, k, c, bias, acc] :
+       {std::tuple{In::rmsnorm, Out::f32, 1, 4096, 6144, false, false}, {In::bf16, Out::f32, 1, 4096, 4096, false, true},
+        {In::rmsnorm, Out::swiglu, 1, 4096, 24576, false, false}, {In::rmsnorm, Out::swiglu, 2, 4096, 24576, true, false},
+        {In::bf16, Out::f32, 1, 12288, 4096, false, true}, {In::bf16, Out::f32, 2, 12288, 4096, true, true},
+        {In::bf16, Out::f32, 3, 256, 37, true, false}, {In::f32, Out::f32, 4, 1000, 515, true, true},
+        {In::rmsnorm, Out::f32, 4, 136, 1, true, true}, {In::f32, Out::swiglu, 3, 64, 14, true, false},
+        {In::bf16, Out::swiglu, 4, 1000, 2, false, false}, {In::bf16, Out::f32, 1, 8, 3, false, true}})
+    cases.push_back(std::make_unique<GemvCase>(in, o, r, k, c, bias, acc));
   cases.push_back(std::make_unique<RopeFreqCase>("default", kk::RopeParams{.dim = 128, .theta = 1e6}));
   cases.push_back(std::make_unique<RopeFreqCase>("linear", kk::RopeParams{.type = kk::RopeType::linear, .dim = 64, .theta = 1e4, .factor = 2}));
   cases.push_back(std::make_unique<RopeFreqCase>(

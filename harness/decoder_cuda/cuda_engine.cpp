@@ -119,7 +119,7 @@ class CudaEngine final : public Engine {
             {"fused_gemms", "qkv, gate_up"},
             {"gemv", forward_->options().gemv_rows > 0 && weights_->type == kc::GemmType::kBf16
                          ? "steps of up to " + std::to_string(forward_->options().gemv_rows) +
-                               " rows: hand-written GEMV (input rmsnorm / swiglu / bf16 conversion fused)"
+                               " rows: hand-written GEMV (input rmsnorms fused, swiglu in gate_up's epilogue)"
                          : std::string("off (cuBLAS)")},
             {"attention", attention_.active()
                               ? "paged split-K attention emulating an engine kernel (kernel_switches), generic kernel"

@@ -82,7 +82,14 @@ std::shared_ptr<CudaWeights> CudaWeights::upload(const Model& model, kc::GemmTyp
     Layer D;
     D.qkv = stacked({{L.q, qw * h}, {L.k, kw * h}, {L.v, kw * h}});
     D.o = matrix(L.o, h * qw);
-    D.gate_up = stacked({{L.gate, inter * h}, {L.up, inter * h}});
+    {  // rows interleaved, gate j then up j: the GEMV's SwiGLU epilogue holds both in one warp (gemv.h)
+      std::vector<float> gu(2 * inter * h);
+      for (std::size_t j = 0; j < inter; ++j) {
+        std::copy(L.gate + j * h, L.gate + (j + 1) * h, gu.begin() + 2 * j * h);
+        std::copy(L.up + j * h, L.up + (j + 1) * h, gu.begin() + (2 * j + 1) * h);
+      }
+      D.gate_up = matrix(gu.data(), gu.size());
+    }
     D.down = matrix(L.down, h * inter);
     if (L.q_bias || L.k_bias || L.v_bias) {  // absent parts are zero: x + 0 is x
       std::vector<float> b(qw + 2 * kw, 0.0f);
@@ -149,7 +156,7 @@ std::shared_ptr<CudaWeights> CudaWeights::random(const ModelConfig& c, std::uint
     Layer D;
     D.qkv = stacked({qw, kw, kw}, h);
     D.o = mat(h, qw);
-    D.gate_up = stacked({inter, inter}, h);
+    D.gate_up = stacked({inter, inter}, h);  // random rows: read as interleaved gate/up like any others
     D.down = mat(h, inter);
     D.input_norm = norm(h);
     D.post_norm = norm(h);
@@ -356,18 +363,19 @@ void CudaForward::layer(int l, int n) {
   kc::rmsnorm(x_, L.input_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
   // One GEMM for q, k and v, then bias, q/k norm and RoPE while splitting its output.
   gemm_->run(t, in, L.qkv, nullptr, qkv_, n, h, qw + 2 * kw, stream_);
-  attend(l, n, /*pdl=*/false);
-  if (bf16) kc::to_bf16(attn_, static_cast<std::int64_t>(n) * qw, xb_, stream_);
+  attend(l, n, /*pdl=*/false);  // into xb_ (bf16 GEMMs) or attn_
   project_add(n, bf16 ? static_cast<const void*>(xb_) : attn_, L.o, L.o_bias, qw);
   kc::rmsnorm(x_, L.post_norm, n, h, eps, bf16 ? nullptr : xn_, bf16 ? xb_ : nullptr, stream_);
-  // One GEMM for gate and up; SwiGLU reads both halves of its rows.
+  // One GEMM for gate and up; SwiGLU reads its (gate j, up j) pairs.
   gemm_->run(t, in, L.gate_up, nullptr, gate_up_, n, h, 2 * inter, stream_);
   kc::swiglu_fused(gate_up_, n, inter, L.gate_bias, L.up_bias, bf16 ? nullptr : act_, bf16 ? xb_ : nullptr, stream_);
   project_add(n, bf16 ? static_cast<const void*>(xb_) : act_, L.down, L.down_bias, inter);
 }
 
-// Decode steps: each projection one GEMV launch with the kernel before it fused in (gemv.h), so
-// the layer is 4 GEMVs, qkv_split, kv_write and the attention.
+// Decode steps: each projection one GEMV launch with the kernel before or after it fused in (gemv.h):
+// the input rmsnorms into qkv and gate_up, SwiGLU into gate_up's epilogue (bf16 out, so down
+// reads bf16 as o does the attention's output). The layer is 4 GEMVs, qkv_split, kv_write and the
+// attention (a kernel and its split merge).
 void CudaForward::layer_gemv(int l, int n) {
   const ModelConfig& c = config_;
   const CudaWeights::Layer& L = w_->layers[l];
@@ -378,24 +386,24 @@ void CudaForward::layer_gemv(int l, int n) {
             .rows = n, .k = h, .cols = qw + 2 * kw, .pdl = pdl},
            stream_);
   attend(l, n, pdl);
-  kc::gemv({.input = kc::GemvInput::kF32, .x = attn_, .w = wt(L.o), .bias = L.o_bias, .y = x_, .rows = n, .k = qw, .cols = h,
+  kc::gemv({.input = kc::GemvInput::kBf16, .x = xb_, .w = wt(L.o), .bias = L.o_bias, .y = x_, .rows = n, .k = qw, .cols = h,
             .accumulate = true, .pdl = pdl},
            stream_);
-  kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x_, .norm = L.post_norm, .eps = c.rms_norm_eps, .w = wt(L.gate_up),
-            .y = gate_up_, .rows = n, .k = h, .cols = 2 * inter, .pdl = pdl},
+  kc::gemv({.input = kc::GemvInput::kRmsNorm, .output = kc::GemvOutput::kSwigluBf16, .x = x_, .norm = L.post_norm,
+            .eps = c.rms_norm_eps, .gate_bias = L.gate_bias, .up_bias = L.up_bias, .w = wt(L.gate_up), .y_bf16 = xb_,
+            .rows = n, .k = h, .cols = 2 * inter, .pdl = pdl},
            stream_);
   if (kc::gemv_supported(n, inter, h)) {
-    kc::gemv({.input = kc::GemvInput::kSwiglu, .x = gate_up_, .gate_bias = L.gate_bias, .up_bias = L.up_bias, .w = wt(L.down),
-              .bias = L.down_bias, .y = x_, .rows = n, .k = inter, .cols = h, .accumulate = true, .pdl = pdl},
+    kc::gemv({.input = kc::GemvInput::kBf16, .x = xb_, .w = wt(L.down), .bias = L.down_bias, .y = x_, .rows = n, .k = inter,
+              .cols = h, .accumulate = true, .pdl = pdl},
              stream_);
   } else {  // the intermediate rows do not fit the GEMV's shared memory
-    kc::swiglu_fused(gate_up_, n, inter, L.gate_bias, L.up_bias, nullptr, xb_, stream_);
     project_add(n, xb_, L.down, L.down_bias, inter);
   }
 }
 
 // After the fused QKV projection: bias, q/k norm and RoPE while splitting, the cache write, and the
-// attention into attn_ (fp32).
+// attention into xb_ (bf16, the o projection's operand, with bf16 GEMMs) or attn_ (fp32 GEMMs).
 void CudaForward::attend(int l, int n, bool pdl) {
   const ModelConfig& c = config_;
   const CudaWeights::Layer& L = w_->layers[l];
@@ -412,7 +420,8 @@ void CudaForward::attend(int l, int n, bool pdl) {
                stream_);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   kc::paged_attention(cache.codec(l),
-                      {.q = q_, .out = attn_, .row_pos = pos_, .tiles = tiles_, .num_tiles = num_tiles_, .heads = c.num_heads,
+                      {.q = q_, .out = attn_, .out_bf16 = w_->type == kc::GemmType::kBf16 ? xb_ : nullptr, .row_pos = pos_,
+                       .tiles = tiles_, .num_tiles = num_tiles_, .heads = c.num_heads,
                        .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_, .scale = scale,
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,

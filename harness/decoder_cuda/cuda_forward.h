@@ -20,8 +20,9 @@
 namespace kvgate::decoder {
 
 // Device copies of every weight: matrices in the GEMM dtype, norms and biases in fp32. The q, k and
-// v projections are one matrix [q | k | v rows][hidden] (one GEMM), gate and up one [gate | up
-// rows][hidden]: the same operands as separate GEMMs, in fewer, larger launches.
+// v projections are one matrix [q | k | v rows][hidden] (one GEMM), gate and up one [gate 0, up 0,
+// gate 1, up 1, ... rows][hidden] (interleaved, so the GEMV's SwiGLU epilogue finds both in one
+// warp): the same operands as separate GEMMs, in fewer, larger launches.
 struct CudaWeights {
   struct Layer {
     const void *qkv = nullptr, *o = nullptr, *gate_up = nullptr, *down = nullptr;
@@ -65,9 +66,9 @@ struct CudaForwardOptions {
   // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
   // forward, captured once per (rows, context bucket); false launches every kernel each step.
   bool cuda_graphs = true;
-  // Forwards of at most this many rows (0-4) with bf16 GEMMs run kernels::cuda::gemv (the norm,
-  // SwiGLU and bf16 conversion before each projection fused into it); the others cuBLAS and the
-  // separate kernels. Default 1: measured on the H200 the GEMV wins at batch 1 (5.81 against 6.15
+  // Forwards of at most this many rows (0-4) with bf16 GEMMs run kernels::cuda::gemv (the norms
+  // before qkv and gate_up fused into them, SwiGLU into gate_up's epilogue); the others cuBLAS and
+  // the separate kernels. Default 1: measured on the H200 the GEMV wins at batch 1 (5.77 against 6.25
   // ms a step) and loses at 2-4 rows. Kernel switch "gemv".
   int gemv_rows = 1;
   // On the GEMV path, its kernels (GEMVs, qkv_split, kv_write, the decode attention) start with

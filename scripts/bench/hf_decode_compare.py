@@ -60,13 +60,14 @@ def timed_generate(model, ids, new_tokens):
 
 
 def kvgate_rows(path):
-    """(batch -> tokens/s) of cuda-decode-bench's bf16 decode rows at any context."""
+    """(batch -> (context, tokens/s)) of cuda-decode-bench's bf16 decode rows (kv batch context graphs
+    gemv ms/step tokens/s ...): the fastest configuration measured at each batch."""
     rows = {}
     if not path:
         return rows
     for line in open(path, encoding="utf-8"):
-        m = re.match(r"^bf16\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+", line)
-        if m:
+        m = re.match(r"^bf16\s+(\d+)\s+(\d+)\s+(?:on|off)\s+\S+\s+([\d.]+)\s+([\d.]+)\s", line)
+        if m and float(m.group(4)) > rows.get(int(m.group(1)), (0, 0.0))[1]:
             rows[int(m.group(1))] = (int(m.group(2)), float(m.group(4)))
     return rows
 

@@ -5,7 +5,8 @@
 //               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes
 //               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth, on
 //               the tensor-core kernel (where it takes the format) and the CUDA-core kernel
-//               (--decode-kernels tensor_core,cuda_core)
+//               (--decode-kernels tensor_core,cuda_core; generic: the kernel shapes outside the decode
+//               path run), for --heads 32 (GQA 4, default) and e.g. 64 (Qwen3-32B's GQA 8)
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
@@ -22,7 +23,8 @@
 // cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
 //                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
 //                   [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]
-//                   [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core]
+//                   [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]
+//                   [--heads 32,64]
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -110,10 +112,11 @@ struct AttnResult {
 
 // Decode attention over `total` cached tokens split into sequences of `ctx`.
 // split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
+// heads: query heads over 8 KV heads (32: Qwen3-8B's GQA 4; 64: Qwen3-32B's GQA 8).
 AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
-                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore) {
+                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32) {
   if (split_ctx <= 0) split_ctx = ctx;
-  const int heads = 32, kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
+  const int kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
   const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
   kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
   for (int s = 0; s < batch; ++s) cache.reserve(s, ctx);
@@ -236,9 +239,9 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
                 .accumulate = true},
                s);
     });
-    time("o: GEMV (fp32 in), x +=, pdl", double(h) * qw * e, [&](int l) {
-      kc::gemv({.input = kc::GemvInput::kF32, .x = q.get(), .w = wt(w.layers[l].o), .y = x.get(), .rows = n, .k = qw, .cols = h,
-                .accumulate = true, .pdl = true},
+    time("o: GEMV (bf16 in), x +=", double(h) * qw * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kBf16, .x = xb.get(), .w = wt(w.layers[l].o), .y = x.get(), .rows = n, .k = qw, .cols = h,
+                .accumulate = true},
                s);
     });
     time("gate_up: GEMV + rmsnorm", 2.0 * inter * h * e, [&](int l) {
@@ -246,13 +249,13 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
                 .y = y.get(), .rows = n, .k = h, .cols = 2 * inter},
                s);
     });
-    time("gate_up: GEMV + rmsnorm, pdl", 2.0 * inter * h * e, [&](int l) {
-      kc::gemv({.input = kc::GemvInput::kRmsNorm, .x = x.get(), .norm = w.layers[l].post_norm, .w = wt(w.layers[l].gate_up),
-                .y = y.get(), .rows = n, .k = h, .cols = 2 * inter, .pdl = true},
+    time("gate_up: GEMV + rmsnorm, swiglu", 2.0 * inter * h * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kRmsNorm, .output = kc::GemvOutput::kSwigluBf16, .x = x.get(), .norm = w.layers[l].post_norm,
+                .w = wt(w.layers[l].gate_up), .y_bf16 = xb.get(), .rows = n, .k = h, .cols = 2 * inter},
                s);
     });
-    time("down: GEMV + swiglu, x +=", double(h) * inter * e, [&](int l) {
-      kc::gemv({.input = kc::GemvInput::kSwiglu, .x = y.get(), .w = wt(w.layers[l].down), .y = x.get(), .rows = n, .k = inter,
+    time("down: GEMV (bf16 in), x +=", double(h) * inter * e, [&](int l) {
+      kc::gemv({.input = kc::GemvInput::kBf16, .x = xb.get(), .w = wt(w.layers[l].down), .y = x.get(), .rows = n, .k = inter,
                 .cols = h, .accumulate = true},
                s);
     });
@@ -284,11 +287,12 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
   time("to_bf16 (attention out)", 0, [&](int) { kc::to_bf16(q.get(), static_cast<std::int64_t>(n) * qw, xb.get(), s); });
   KV_CUDA_CHECK(cudaStreamSynchronize(s));
   KV_CUDA_CHECK(cudaStreamDestroy(s));
-  // One layer's decode attention (bf16 cache, 2048 tokens a sequence), its split count sized for
-  // the forward's bucket (4096) and for the exact context.
-  for (const int split_ctx : {4096, 2049}) {
-    const AttnResult a = bench_attention("bf16", 2048, 2048 * batch, reps, split_ctx);
-    rows.push_back({"attention bf16 2K, splits@" + std::to_string(split_ctx), a.ms * 1e3, 0});
+  // One layer's decode attention (bf16 cache, 2048 tokens a sequence, the split count sized for the
+  // forward's bucket, 4096) on either kernel.
+  for (const auto kernel : {kc::DecodeKernel::kTensorCore, kc::DecodeKernel::kCudaCore}) {
+    const AttnResult a = bench_attention("bf16", 2048, 2048 * batch, reps, 4096, kernel);
+    rows.push_back({std::string("attention bf16 2K, ") + (kernel == kc::DecodeKernel::kTensorCore ? "tensor core" : "cuda core"),
+                    a.ms * 1e3, 0});
   }
   std::printf("\nprofile, batch %d: each piece alone, 36 launches back to back (per launch; GEMMs: weight bytes / time)\n", batch);
   std::printf("%-30s %10s %10s %8s\n", "piece", "us", "TB/s", "of_copy");
@@ -323,6 +327,7 @@ int main(int argc, char** argv) try {
   std::vector<int> prefills = {32768};
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
   std::vector<std::string> decode_kernels = {"tensor_core", "cuda_core"};
+  std::vector<int> attention_heads = {32};
   std::vector<bool> graph_modes = {true};
   std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
@@ -353,7 +358,16 @@ int main(int argc, char** argv) try {
     else if (a == "--decode-kernels") {
       decode_kernels = split(next());
       for (const auto& k : decode_kernels)
-        if (k != "tensor_core" && k != "cuda_core") throw kvgate::Error("--decode-kernels: tensor_core or cuda_core, not " + k);
+        if (k != "tensor_core" && k != "cuda_core" && k != "generic")
+          throw kvgate::Error("--decode-kernels: tensor_core, cuda_core or generic, not " + k);
+
+    } else if (a == "--heads") {
+      attention_heads.clear();
+      for (const auto& h : split(next())) {
+        attention_heads.push_back(std::stoi(h));
+        if (attention_heads.back() % 8 != 0 || attention_heads.back() < 8 || attention_heads.back() > 128)
+          throw kvgate::Error("--heads: query heads over the 8 KV heads, a multiple of 8 from 8 to 128, not " + h);
+      }
     } else if (a == "--decode-context") decode_ctx = std::stoi(next());
     else if (a == "--reps") reps = std::stoi(next());
     else if (a == "--profile") profile_steps = true;
@@ -380,21 +394,24 @@ int main(int argc, char** argv) try {
   const double bw = copy_bandwidth(reps);
   std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
 
-  std::printf("decode attention: Qwen3-8B heads (32/8, d 128), 131072 cached tokens per launch, one query per sequence\n");
-  std::printf("%-22s %-11s %8s %6s %10s %12s %9s %8s\n", "format", "kernel", "context", "batch", "time_us", "bytes_MB", "TB/s",
-              "of_copy");
+  std::printf("decode attention: heads q/8 (32/8: Qwen3-8B), d 128, 131072 cached tokens per launch, one query per sequence\n");
+  std::printf("%-22s %-11s %5s %8s %6s %10s %12s %9s %8s\n", "format", "kernel", "heads", "context", "batch", "time_us",
+              "bytes_MB", "TB/s", "of_copy");
   const int total = 131072;
-  for (const auto& f : formats)
-    for (const std::string& kn : decode_kernels) {
-      const kc::DecodeKernel kernel = kn == "cuda_core" ? kc::DecodeKernel::kCudaCore : kc::DecodeKernel::kTensorCore;
-      for (int ctx : contexts) {
-        const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel);
-        if (r.ms < 0) break;  // the tensor-core kernel does not take this format
-        std::printf("%-22s %-11s %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), kn.c_str(), ctx, std::max(1, total / ctx),
-                    r.ms * 1e3, r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
-        std::fflush(stdout);
+  for (int heads : attention_heads)
+    for (const auto& f : formats)
+      for (const std::string& kn : decode_kernels) {
+        const kc::DecodeKernel kernel = kn == "cuda_core" ? kc::DecodeKernel::kCudaCore
+                                        : kn == "generic" ? kc::DecodeKernel::kGeneric
+                                                          : kc::DecodeKernel::kTensorCore;
+        for (int ctx : contexts) {
+          const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel, heads);
+          if (r.ms < 0) break;  // the tensor-core kernel does not take this format
+          std::printf("%-22s %-11s %2d/%-2d %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), kn.c_str(), heads, 8, ctx,
+                      std::max(1, total / ctx), r.ms * 1e3, r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
+          std::fflush(stdout);
+        }
       }
-    }
 
   if (model) {
     const auto cfg = qwen3_8b();
