@@ -3,7 +3,7 @@
 // streaming the weights near copy bandwidth, and with the kernel before it fused in as the input
 // step, so a decode step launches fewer kernels:
 //   kBf16     x is bf16 [rows][k]
-//   kF32      x is fp32 [rows][k], rounded to bf16 (to_bf16 then the GEMM: the attention output)
+//   kF32      x is fp32 [rows][k], rounded to bf16 (to_bf16 then the GEMM)
 //   kRmsNorm  x is fp32 [rows][k]: bf16(rmsnorm(x) * norm) (rmsnorm then the GEMM)
 // The input step is the same arithmetic as the separate kernel (decoder_ops_device.cuh); the
 // products bf16 x bf16 are exact in fp32 and the sums run in another order than cuBLAS's.
