@@ -23,8 +23,6 @@ void add_bias(float* x, const float* bias, int rows, int cols, cudaStream_t s);
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)) in fp32; into fp32 and/or bf16
 // (either output may be null; out_f32 may alias gate).
 void swiglu(const float* gate, const float* up, std::int64_t n, float* out_f32, bf16_t* out_bf16, cudaStream_t s);
-// fp32 -> bf16 (RNE), for GEMM inputs.
-void to_bf16(const float* x, std::int64_t n, bf16_t* out, cudaStream_t s);
 // rmsnorm_ref on rows of dim: fp64 sum of squares, fp32 scaling. out_f32 may alias x; either
 // output may be null.
 void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, float* out_f32, bf16_t* out_bf16,

@@ -58,12 +58,6 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
   }
 }
 
-__global__ void to_bf16_kernel(const float* __restrict__ x, std::int64_t n, bf16_t* __restrict__ out) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    out[i] = f32_to_bf16(x[i]);
-}
-
 int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
 
 // One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory.
@@ -265,12 +259,6 @@ void add_bias(float* x, const float* bias, int rows, int cols, cudaStream_t s) {
 void swiglu(const float* gate, const float* up, std::int64_t n, float* out_f32, bf16_t* out_bf16, cudaStream_t s) {
   if (n <= 0) return;
   swiglu_kernel<<<blocks_for(n), kThreads, 0, s>>>(gate, up, n, out_f32, out_bf16);
-  KV_CUDA_CHECK_LAUNCH();
-}
-
-void to_bf16(const float* x, std::int64_t n, bf16_t* out, cudaStream_t s) {
-  if (n <= 0) return;
-  to_bf16_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, n, out);
   KV_CUDA_CHECK_LAUNCH();
 }
 

@@ -43,6 +43,23 @@ kk::KvFormatSpec spec_for(const kk::KvStoreOptions& o, int kv_heads, int d) {
   return kk::resolve_kv_format(o, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
 }
 
+#if defined(KVGATE_HAVE_CUDA)
+// kv_write of host rows into layer 0 of `cache`: k and v [rows][kv_heads][d], each row's sequence
+// slot and position; absmax: the layer's running maxima, or null.
+void write_layer0(const kc::PagedKvCache& cache, int kv_heads, const std::vector<float>& k, const std::vector<float>& v,
+                  const std::vector<int>& seq, const std::vector<int>& pos, float* absmax) {
+  auto dk = to_device(k);
+  auto dv = to_device(v);
+  auto ds = to_device(seq);
+  auto dp = to_device(pos);
+  kc::kv_write(cache.codec(0), {.k = dk->get(), .v = dv->get(), .row_seq = ds->get(), .row_pos = dp->get(),
+                                .rows = static_cast<int>(seq.size()), .kv_heads = kv_heads, .block_table = cache.block_table(),
+                                .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                                .v_pool = cache.v_pool(0), .absmax = absmax},
+               nullptr);
+}
+#endif
+
 // ---- KV_WRITE --------------------------------------------------------------------------------
 struct KvWriteCase final : KernelCase {
   kk::KvStoreOptions kv;
@@ -140,14 +157,7 @@ struct KvWriteCase final : KernelCase {
     }
     std::vector<int> seq(tokens, 1), pos(tokens);
     for (int t = 0; t < tokens; ++t) pos[t] = t;
-    auto dk = to_device(k);
-    auto dv = to_device(v);
-    auto ds = to_device(seq);
-    auto dp = to_device(pos);
-    kc::kv_write(lc, {.k = dk->get(), .v = dv->get(), .row_seq = ds->get(), .row_pos = dp->get(), .rows = tokens,
-                      .kv_heads = kv_heads, .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(),
-                      .page_tokens = 64, .k_pool = cache.k_pool(0), .v_pool = cache.v_pool(0), .absmax = cache.absmax()},
-                 nullptr);
+    write_layer0(cache, kv_heads, k, v, seq, pos, cache.absmax());
     device_sync();
     // Gather the slots back into host order [token][head][bytes].
     std::vector<std::uint8_t> kb(static_cast<std::size_t>(tokens) * kv_heads * lc.k_bytes), vb(static_cast<std::size_t>(tokens) * kv_heads * lc.v_bytes);
@@ -348,15 +358,7 @@ struct KiviWriteCase final : KernelCase {
       for (int s = 0; s < seqs(); ++s)
         if (n[call][s] > 0) cache.reserve(slot_of(s), n[call][s]);
       cache.sync_block_table(nullptr);
-      auto dk = to_device(kin);
-      auto dv = to_device(vin);
-      auto ds = to_device(seq);
-      auto dp = to_device(pos);
-      kc::kv_write(lc, {.k = dk->get(), .v = dv->get(), .row_seq = ds->get(), .row_pos = dp->get(),
-                        .rows = static_cast<int>(seq.size()), .kv_heads = kv_heads, .block_table = cache.block_table(),
-                        .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                        .v_pool = cache.v_pool(0), .absmax = nullptr},
-                   nullptr);
+      write_layer0(cache, kv_heads, kin, vin, seq, pos, nullptr);
       device_sync();
       KV_CUDA_CHECK(cudaMemcpy(kp.data(), cache.k_pool(0), pool * sizeof(float), cudaMemcpyDeviceToHost));
       KV_CUDA_CHECK(cudaMemcpy(vp.data(), cache.v_pool(0), pool * sizeof(float), cudaMemcpyDeviceToHost));
@@ -524,15 +526,7 @@ struct PagedAttentionCase final : KernelCase {
       qall.insert(qall.end(), q[s].begin(), q[s].end());
       max_len = std::max(max_len, ctx_of(s));
     }
-    auto dk = to_device(kall);
-    auto dv = to_device(vall);
-    auto dws = to_device(wseq);
-    auto dwp = to_device(wpos);
-    kc::kv_write(lc, {.k = dk->get(), .v = dv->get(), .row_seq = dws->get(), .row_pos = dwp->get(),
-                      .rows = static_cast<int>(wseq.size()), .kv_heads = kv_heads, .block_table = cache.block_table(),
-                      .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                      .v_pool = cache.v_pool(0), .absmax = nullptr},
-                 nullptr);
+    write_layer0(cache, kv_heads, kall, vall, wseq, wpos, nullptr);
     const int ntiles = static_cast<int>(tiles.size());
     const int sp = emu.active() ? emu.splits : splits > 0 ? splits : kc::attention_splits(ntiles, kv_heads, max_len, 64);
     auto ws = poisoned_device<float>(kc::attention_workspace_floats(ntiles, kv_heads, sp, d));

@@ -284,7 +284,6 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
                   s);
   });
   time("swiglu_fused (to bf16)", 0, [&](int) { kc::swiglu_fused(y.get(), n, inter, nullptr, nullptr, nullptr, xb.get(), s); });
-  time("to_bf16 (attention out)", 0, [&](int) { kc::to_bf16(q.get(), static_cast<std::int64_t>(n) * qw, xb.get(), s); });
   KV_CUDA_CHECK(cudaStreamSynchronize(s));
   KV_CUDA_CHECK(cudaStreamDestroy(s));
   // One layer's decode attention (bf16 cache, 2048 tokens a sequence, the split count sized for the
