@@ -22,21 +22,27 @@ namespace kvgate::kernels {
 // then it rounds to nearest even (torch.round).
 enum class IntRounding : std::uint8_t { kRne, kTrunc };
 
+// The encoders below are split into a per-vector step (the scale from the vector's absmax, or
+// min/max) and a per-element step, so that kv_write's warp-parallel path (kv_write.cu) calls the
+// same arithmetic as these serial loops and writes the same bytes.
+
 // scale = max(absmax(x) / qmax, 1e-6), in fp32 as the kernel computes it.
+KV_HD float pth_scale(float amax, float qmax) { return fmaxf(amax / qmax, 1e-6f); }
 KV_HD float absmax_scale(const float* x, int n, float qmax) {
   float amax = 0.0f;
   for (int i = 0; i < n; ++i) amax = fmaxf(amax, fabsf(x[i]));
-  return fmaxf(amax / qmax, 1e-6f);
+  return pth_scale(amax, qmax);
 }
 
 // int8_per_token_head: q = clamp(x * (1/scale), -128, 127), then RNE or truncation.
+KV_HD std::int8_t int8_pth_code(float x, float inv, IntRounding rounding) {
+  const float v = fminf(fmaxf(x * inv, -128.0f), 127.0f);
+  return static_cast<std::int8_t>(rounding == IntRounding::kRne ? rintf(v) : truncf(v));
+}
 KV_HD float int8_pth_encode(const float* x, int n, IntRounding rounding, std::int8_t* q) {
   const float scale = absmax_scale(x, n, 127.0f);
   const float inv = 1.0f / scale;  // the kernel multiplies by the reciprocal
-  for (int i = 0; i < n; ++i) {
-    const float v = fminf(fmaxf(x[i] * inv, -128.0f), 127.0f);
-    q[i] = static_cast<std::int8_t>(rounding == IntRounding::kRne ? rintf(v) : truncf(v));
-  }
+  for (int i = 0; i < n; ++i) q[i] = int8_pth_code(x[i], inv, rounding);
   return scale;
 }
 
@@ -45,10 +51,11 @@ KV_HD void int8_pth_decode(const std::int8_t* q, int n, float scale, float* out)
 }
 
 // fp8_per_token_head: q = E4M3(clamp(x * (1/scale), -448, 448)) (clamp, then the RNE cast).
+KV_HD std::uint8_t fp8_pth_code(float x, float inv) { return f32_to_fp8_e4m3(fminf(fmaxf(x * inv, -kFp8E4M3Max), kFp8E4M3Max)); }
 KV_HD float fp8_pth_encode(const float* x, int n, std::uint8_t* q) {
   const float scale = absmax_scale(x, n, kFp8E4M3Max);
   const float inv = 1.0f / scale;
-  for (int i = 0; i < n; ++i) q[i] = f32_to_fp8_e4m3(fminf(fmaxf(x[i] * inv, -kFp8E4M3Max), kFp8E4M3Max));
+  for (int i = 0; i < n; ++i) q[i] = fp8_pth_code(x[i], inv);
   return scale;
 }
 
@@ -67,21 +74,29 @@ KV_HD float int4_round_clamp(float s) {
 //   scale = max((max - min) / 15, 1e-6), zp = round(-min / scale) in [0, 15],
 //   q = round(x * (1/scale) + zp) in [0, 15] (Triton contracts the multiply-add into an fma),
 // packed 2 per byte; returns the fp32 scale with zp in its 4 low bits (the stored word).
+struct Int4PthParams {
+  float scale, zp, inv;
+};
+KV_HD Int4PthParams int4_pth_params(float mn, float mx) {
+  const float scale = fmaxf((mx - mn) / 15.0f, 1e-6f);
+  return {scale, int4_round_clamp(-mn / scale), 1.0f / scale};
+}
+// The byte of elements 2i (low nibble) and 2i + 1 (high nibble), and the stored scale word.
+KV_HD std::uint8_t int4_pth_byte(float lo, float hi, const Int4PthParams& p) {
+  const unsigned l = static_cast<unsigned>(int4_round_clamp(fmaf(lo, p.inv, p.zp)));
+  const unsigned h = static_cast<unsigned>(int4_round_clamp(fmaf(hi, p.inv, p.zp)));
+  return static_cast<std::uint8_t>(l | (h << 4));
+}
+KV_HD std::uint32_t int4_pth_word(const Int4PthParams& p) { return (f32_bits(p.scale) & ~0xFu) | static_cast<std::uint32_t>(p.zp); }
 KV_HD std::uint32_t int4_pth_encode(const float* x, int n, std::uint8_t* packed) {
   float mn = x[0], mx = x[0];
   for (int i = 1; i < n; ++i) {
     mn = fminf(mn, x[i]);
     mx = fmaxf(mx, x[i]);
   }
-  const float scale = fmaxf((mx - mn) / 15.0f, 1e-6f);
-  const float zp = int4_round_clamp(-mn / scale);
-  const float inv = 1.0f / scale;
-  for (int i = 0; i < n / 2; ++i) {
-    const unsigned lo = static_cast<unsigned>(int4_round_clamp(fmaf(x[2 * i], inv, zp)));
-    const unsigned hi = static_cast<unsigned>(int4_round_clamp(fmaf(x[2 * i + 1], inv, zp)));
-    packed[i] = static_cast<std::uint8_t>(lo | (hi << 4));
-  }
-  return (f32_bits(scale) & ~0xFu) | static_cast<std::uint32_t>(zp);
+  const Int4PthParams p = int4_pth_params(mn, mx);
+  for (int i = 0; i < n / 2; ++i) packed[i] = int4_pth_byte(x[2 * i], x[2 * i + 1], p);
+  return int4_pth_word(p);
 }
 
 // Dequantization reads the scale with its low 4 bits cleared (not exactly the scale that

@@ -60,6 +60,12 @@ struct QkvSplitArgs {
   bool pdl = false;  // programmatic dependent launch (pdl.cuh)
 };
 void qkv_split(const QkvSplitArgs& a, cudaStream_t s);
+// qkv_split, and in the same kernel kv_write's encoding of each row's K and V (the vectors just
+// split) into the cache: w gives the cache and the rows' sequences and positions (its k, v are not
+// read). The same bytes as qkv_split then kv_write; not for kivi2 layers (kv_paged_cuda.h).
+struct KvLayerCodec;
+struct KvWriteArgs;
+void qkv_split_write(const QkvSplitArgs& a, const KvLayerCodec& c, const KvWriteArgs& w, cudaStream_t s);
 // After the fused gate+up GEMM: gate_up [rows][inter][2] (gate j, up j: the stacked weights'
 // rows interleaved) plus their biases (either may be null), swiglu into [rows][inter] fp32 and/or
 // bf16; the same arithmetic as swiglu.

@@ -17,7 +17,6 @@ namespace kvgate::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxQkvHeadDim = 256;
 
 unsigned blocks_for(std::int64_t n) {
   const std::int64_t b = (n + kThreads - 1) / kThreads;
@@ -58,8 +57,6 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
   }
 }
 
-int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
-
 // One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory.
 __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
                                bf16_t* out_bf16) {
@@ -91,60 +88,6 @@ __global__ void rope_kernel(float* x, int heads, int head_dim, const int* __rest
       v[i] = __fsub_rn(__fmul_rn(x1, c), __fmul_rn(x2, sn));  // no FMA contraction: the twin's rounding
       v[i + half] = __fadd_rn(__fmul_rn(x2, c), __fmul_rn(x1, sn));
     }
-  }
-}
-
-// rope_kernel's rotation of one pair (cos/sin of the fp32 angle in fp64, no FMA contraction).
-__device__ void rope_pair(float& x1, float& x2, float inv_freq, float pos, float attention_scaling) {
-  const float angle = __fmul_rn(inv_freq, pos);
-  const float c = __fmul_rn(static_cast<float>(cos(static_cast<double>(angle))), attention_scaling);
-  const float sn = __fmul_rn(static_cast<float>(sin(static_cast<double>(angle))), attention_scaling);
-  const float a = x1, b = x2;
-  x1 = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, sn));
-  x2 = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, sn));
-}
-
-// Block (head, row) of the fused QKV output: bias, q/k norm, RoPE; V heads are copied (+ bias).
-// norm_threads(head_dim) threads, as rmsnorm_kernel on one head, so the reduction order is its.
-__global__ void qkv_split_kernel(QkvSplitArgs a) {
-  pdl_launch_dependents();
-  pdl_wait();
-  __shared__ float buf[kMaxQkvHeadDim];
-  const int d = a.head_dim, hid = blockIdx.x, r = blockIdx.y;
-  const int width = (a.q_heads + 2 * a.kv_heads) * d, off = hid * d;
-  const float* src = a.qkv + static_cast<std::int64_t>(r) * width + off;
-  const float* bias = a.bias ? a.bias + off : nullptr;
-  float* out;
-  const float* norm = nullptr;
-  if (hid < a.q_heads) {
-    out = a.q + (static_cast<std::int64_t>(r) * a.q_heads + hid) * d;
-    norm = a.q_norm;
-  } else if (hid < a.q_heads + a.kv_heads) {
-    out = a.k + (static_cast<std::int64_t>(r) * a.kv_heads + (hid - a.q_heads)) * d;
-    norm = a.k_norm;
-  } else {  // V: bias only (block-uniform branch)
-    out = a.v + (static_cast<std::int64_t>(r) * a.kv_heads + (hid - a.q_heads - a.kv_heads)) * d;
-    for (int i = threadIdx.x; i < d; i += blockDim.x) out[i] = bias ? src[i] + bias[i] : src[i];
-    return;
-  }
-  double ss = 0.0;
-  for (int i = threadIdx.x; i < d; i += blockDim.x) {
-    const float x = bias ? src[i] + bias[i] : src[i];
-    buf[i] = x;
-    ss += static_cast<double>(x) * x;
-  }
-  if (norm) {
-    const float inv = block_inv_rms(ss, d, a.eps);  // synchronizes the block
-    for (int i = threadIdx.x; i < d; i += blockDim.x) buf[i] = norm[i] * (buf[i] * inv);
-  }
-  __syncthreads();
-  const int half = d / 2;
-  const float pos = static_cast<float>(a.positions[r]);
-  for (int i = threadIdx.x; i < half; i += blockDim.x) {
-    float x1 = buf[i], x2 = buf[i + half];
-    rope_pair(x1, x2, a.inv_freq[i], pos, a.attention_scaling);
-    out[i] = x1;
-    out[i + half] = x2;
   }
 }
 
@@ -267,13 +210,6 @@ void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, 
   if (rows <= 0) return;
   rmsnorm_kernel<<<rows, norm_threads(dim), 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
   KV_CUDA_CHECK_LAUNCH();
-}
-
-void qkv_split(const QkvSplitArgs& a, cudaStream_t s) {
-  if (a.rows <= 0) return;
-  if (a.head_dim <= 0 || a.head_dim > kMaxQkvHeadDim || a.head_dim % 2 != 0 || (a.q_norm == nullptr) != (a.k_norm == nullptr))
-    throw Error("qkv_split: head_dim must be even and at most 256, q_norm and k_norm both set or both null", kExitInternal);
-  launch_kernel(a.pdl, qkv_split_kernel, dim3(a.q_heads + 2 * a.kv_heads, a.rows), dim3(norm_threads(a.head_dim)), 0, s, a);
 }
 
 void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,

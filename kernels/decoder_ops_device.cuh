@@ -1,5 +1,5 @@
-// Device steps shared by the forward-pass kernels (decoder_ops.cu) and the GEMV kernels that fuse
-// them (gemv.cu), so the fused and the separate kernels compute the same numbers.
+// Device steps shared by the forward-pass kernels (decoder_ops.cu, qkv_split.cu) and the GEMV
+// kernels that fuse them (gemv.cu), so the fused and the separate kernels compute the same numbers.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,6 +24,10 @@ __device__ inline float block_inv_rms(double ss, int dim, float eps) {
   __syncthreads();  // partial[] may be reused by the next call
   return inv;
 }
+
+// Threads of a normalization block over `dim` elements (rmsnorm_kernel's rows, qkv_split's heads):
+// the block size fixes the reduction order, so both use this.
+inline int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
 
 // swiglu_ref's silu(g) * u: g / (1 + exp(-g)), then times u, each step rounded in fp32.
 __device__ inline float silu_mul(float g, float u) {

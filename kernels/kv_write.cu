@@ -1,97 +1,34 @@
-// kv_write (kv_paged_cuda.h): one thread encodes one (row, KV head) vector of K or V into its slot
-// with the same __host__ __device__ codec functions as the host stores; kivi2 layers then quantize
-// in place (kivi_quantize_kernel). Built with -fmad=false (kernels/CMakeLists.txt) so no
-// multiply-add is contracted: the bytes equal the host codec's.
+// kv_write (kv_paged_cuda.h): one warp encodes one (row, KV head) vector of K or V into its slot
+// (kv_encode.cuh); kivi2 layers then quantize in place (kivi_quantize_kernel). Built with
+// -fmad=false (kernels/CMakeLists.txt) so no multiply-add is contracted: the bytes equal the host
+// codec's.
 #include <string>
 
 #include "core/error.h"
 #include "cuda_check.cuh"
+#include "kv_encode.cuh"
 #include "pdl.cuh"
-#include "kv_codecs.h"
-#include "kv_paged_cuda.h"
 
 namespace kvgate::kernels::cuda {
 
 namespace {
 
-__device__ void encode_slot(const KvLayerCodec& c, bool is_k, int head, float* x, float* scratch, std::uint8_t* out) {
-  const int d = c.head_dim;
-  switch (c.family) {
-    case KvFamily::kF32:
-      for (int i = 0; i < d; ++i) store_f32_le(out + 4 * i, x[i]);
-      break;
-    case KvFamily::kBf16:
-      for (int i = 0; i < d; ++i) store_u16_le(out + 2 * i, f32_to_bf16(x[i]));
-      break;
-    case KvFamily::kF16:
-      for (int i = 0; i < d; ++i) store_u16_le(out + 2 * i, f32_to_f16(x[i]));
-      break;
-    case KvFamily::kFp8Tensor:
-      fp8_tensor_encode_row(x, d, (is_k ? c.k_scales : c.v_scales)[head], c.fp8_kind, out);
-      break;
-    case KvFamily::kFp8Pth:
-      store_f32_le(out + d, fp8_pth_encode(x, d, out));
-      break;
-    case KvFamily::kInt8Pth:
-      store_f32_le(out + d, int8_pth_encode(x, d, c.rounding, reinterpret_cast<std::int8_t*>(out)));
-      break;
-    case KvFamily::kInt4Pth:
-      if (c.signs) {
-        rht_forward_inplace(x, c.signs, d);
-        if (c.round_bf16)
-          for (int i = 0; i < d; ++i) x[i] = bf16_to_f32(f32_to_bf16(x[i]));
-      }
-      store_u32_le(out + d / 2, int4_pth_encode(x, d, out));
-      break;
-    case KvFamily::kNvfp4:
-      nvfp4_encode_head(x, d, (is_k ? c.k_scales : c.v_scales)[head], out);
-      break;
-    case KvFamily::kQ8_0:
-    case KvFamily::kQ4_0: {
-      const int rot = is_k ? c.k_rot : c.v_rot;
-      if (rot) hadamard_blocks_inplace(x, d, rot);
-      const bool q8 = c.family == KvFamily::kQ8_0;
-      const int bb = q8 ? kQ8_0Bytes : kQ4_0Bytes;
-      for (int b = 0; b < d / kGgmlBlock; ++b) {
-        if (q8) q8_0_encode_block(x + b * kGgmlBlock, out + b * bb);
-        else q4_0_encode_block(x + b * kGgmlBlock, out + b * bb);
-      }
-      break;
-    }
-    case KvFamily::kTqFp8Key:
-    case KvFamily::kTqMse:
-      if (!is_k) tq_value_encode(x, d, c.value_bits, out);
-      else if (c.family == KvFamily::kTqFp8Key) tq_key_encode_fp8(x, d, out);
-      else tq_key_encode_mse(x, d, c.key_bits, c.midpoints, scratch, out);
-      break;
-    default:
-      break;
-  }
-}
+constexpr int kWriteWarps = 4;
 
-__global__ void kv_write_kernel(KvLayerCodec c, KvWriteArgs a) {
+// One warp per (row, KV head, K or V) vector. E: head_dim / 32 for the parallel path (2, 4, 8);
+// 0 for other head sizes, which take the serial path (kv_encode.cuh).
+template <int E>
+__global__ void __launch_bounds__(32 * kWriteWarps) kv_write_kernel(KvLayerCodec c, KvWriteArgs a) {
   pdl_launch_dependents();
   pdl_wait();
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  __shared__ float xs[kWriteWarps][kMaxHeadDim];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int idx = blockIdx.x * kWriteWarps + warp;
   if (idx >= a.rows * a.kv_heads * 2) return;
   const bool is_k = (idx & 1) == 0;
   const int head = (idx >> 1) % a.kv_heads, r = (idx >> 1) / a.kv_heads;
-  const int d = c.head_dim;
-  float x[kMaxHeadDim], scratch[kMaxHeadDim];
-  const float* src = (is_k ? a.k : a.v) + (static_cast<std::int64_t>(r) * a.kv_heads + head) * d;
-  float amax = 0.0f;
-  for (int i = 0; i < d; ++i) {
-    x[i] = c.round_bf16 || c.family == KvFamily::kBf16 ? bf16_to_f32(f32_to_bf16(src[i])) : src[i];
-    amax = fmaxf(amax, fabsf(x[i]));
-  }
-  const int pos = a.row_pos[r], seq = a.row_seq[r];
-  const int page = a.block_table[static_cast<std::int64_t>(seq) * a.max_pages + pos / a.page_tokens];
-  const int bytes = is_k ? c.k_bytes : c.v_bytes;
-  std::uint8_t* out = (is_k ? a.k_pool : a.v_pool) +
-                      ((static_cast<std::int64_t>(page) * a.kv_heads + head) * a.page_tokens + pos % a.page_tokens) * bytes;
-  for (int i = 0; i < bytes; ++i) out[i] = 0;
-  encode_slot(c, is_k, head, x, scratch, out);
-  if (a.absmax) atomicMax(reinterpret_cast<int*>(a.absmax + head * 2 + (is_k ? 0 : 1)), __float_as_int(amax));
+  const float* src = (is_k ? a.k : a.v) + (static_cast<std::int64_t>(r) * a.kv_heads + head) * c.head_dim;
+  kv_encode::write_vector<E>(c, a, is_k, head, r, src, lane, xs[warp]);
 }
 
 // kivi2 (materialized, kv_paged_cuda.h): KiviKvStore::append's rule for the count n = pos + 1 each
@@ -140,8 +77,15 @@ __global__ void kivi_quantize_kernel(KvLayerCodec c, KvWriteArgs a) {
 
 void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s) {
   if (a.rows <= 0) return;
-  const int n = a.rows * a.kv_heads * 2, threads = 64;
-  launch_kernel(a.pdl, kv_write_kernel, dim3((n + threads - 1) / threads), dim3(threads), 0, s, codec, a);
+  if (codec.head_dim > kMaxHeadDim) throw Error("kv_write: head_dim above " + std::to_string(kMaxHeadDim), kExitInternal);
+  const int vectors = a.rows * a.kv_heads * 2;
+  const dim3 grid((vectors + kWriteWarps - 1) / kWriteWarps), block(32 * kWriteWarps);
+  switch (codec.head_dim) {
+    case 64: launch_kernel(a.pdl, kv_write_kernel<2>, grid, block, 0, s, codec, a); break;
+    case 128: launch_kernel(a.pdl, kv_write_kernel<4>, grid, block, 0, s, codec, a); break;
+    case 256: launch_kernel(a.pdl, kv_write_kernel<8>, grid, block, 0, s, codec, a); break;
+    default: launch_kernel(a.pdl, kv_write_kernel<0>, grid, block, 0, s, codec, a); break;
+  }
   if (codec.kivi_residual > 0) {  // an ordinary launch: it waits for kv_write to complete
     const int d = codec.head_dim, g = codec.kivi_group;
     if (codec.family != KvFamily::kF32 || codec.kivi_bits != 2 || g <= 0 || d % g != 0 || codec.kivi_residual % g != 0)

@@ -413,20 +413,33 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
   fwht_rows(&q_raw[0][0], q_rotation<F>(c));
 }
 
+// The splits of tile tl that hold pages (split_pages gives each split `per` pages, so the last ones
+// can be empty: the split count is sized for the context bucket, not the context). Empty splits
+// wrote max -inf and zero sums; the merge leaves them out.
+__device__ int used_splits(const PagedAttentionArgs& a, const AttentionTile& tl, int splits) {
+  const int p_first = a.row_pos[tl.row0], hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
+  const int begin = a.window > 0 ? max(0, p_first - a.window + 1) : 0;
+  const int np = (hi - 1) / kPage - begin / kPage + 1, per = (np + splits - 1) / splits;
+  return min(splits, (np + per - 1) / per);
+}
+
 // The split merge of query vectors q0 .. q0 + nq - 1 (nq <= 4) of (tile t, KV head kvh) into the
 // output. Warp v takes vector v: its lanes read the splits' maxima and sums in one pass (each lane
 // an online max/sum over its splits, the maxima kept in wsplit), the warp reduces them, then turns
-// wsplit into the splits' weights; then each thread one dimension of every vector, all its loads
-// independent. wsplit: shared, kNQ * splits floats, den: kNQ floats. Every thread of the block
-// calls it (one barrier inside).
+// wsplit into the splits' weights; then each lane 4 dimensions of its warp's vector, loading 8
+// splits' partial sums before it adds any (the loads are what a merge waits on: one at a time,
+// 32 splits took 25 us at batch 1). wsplit: shared, kNQ * splits floats, den: kNQ floats. Every
+// thread of the block calls it (one barrier inside).
 __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0, int nq, int splits, float* wsplit, float* den) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, group = a.heads / a.kv_heads;
+  const AttentionTile tl = a.tiles[t];
+  const int used = used_splits(a, tl, splits);
   const std::int64_t entries = static_cast<std::int64_t>(a.num_tiles) * a.kv_heads * splits * kMaxTileQ;
   const std::int64_t e0 = (static_cast<std::int64_t>(t) * a.kv_heads + kvh) * splits * kMaxTileQ + q0;  // + sp * kMaxTileQ + qi
   if (warp < nq) {
     float* ws = wsplit + warp * splits;
     float mx = -INFINITY, sum = 0.0f;
-    for (int sp = lane; sp < splits; sp += 32) {
+    for (int sp = lane; sp < used; sp += 32) {
       const std::int64_t e = e0 + sp * kMaxTileQ + warp;
       const float ms = a.workspace[2 * e], ls = a.workspace[2 * e + 1];
       ws[sp] = ms;
@@ -441,35 +454,39 @@ __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0
     float d = mx == -INFINITY ? 0.0f : sum * expf(mx - m_all);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
-    for (int sp = lane; sp < splits; sp += 32) ws[sp] = ws[sp] == -INFINITY ? 0.0f : expf(ws[sp] - m_all);
+    for (int sp = lane; sp < used; sp += 32) ws[sp] = ws[sp] == -INFINITY ? 0.0f : expf(ws[sp] - m_all);
     if (lane == 0) den[warp] = d;
   }
   __syncthreads();
-  const float* wacc = a.workspace + 2 * entries;
-  const int j = threadIdx.x;
-  // Every split wrote its vectors' partial sums (zeros when it had no tokens), so the loads need no
-  // condition and 8 splits of them are in flight at once.
-  float num[kNQ] = {};
-#pragma unroll 8
-  for (int sp = 0; sp < splits; ++sp) {
-    float x[kNQ];
+  if (warp >= nq) return;
+  constexpr int kBatch = 8;
+  const float* ws = wsplit + warp * splits;
+  const float4* wacc = reinterpret_cast<const float4*>(a.workspace + 2 * entries + (e0 + warp) * kD) + lane;  // + sp * kMaxTileQ * kD / 4
+  float4 num = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  for (int sp0 = 0; sp0 < used; sp0 += kBatch) {
+    float4 x[kBatch];
 #pragma unroll
-    for (int qi = 0; qi < kNQ; ++qi) x[qi] = qi < nq ? wacc[(e0 + sp * kMaxTileQ + qi) * kD + j] : 0.0f;
+    for (int b = 0; b < kBatch; ++b)
+      if (sp0 + b < used) x[b] = wacc[static_cast<std::int64_t>(sp0 + b) * (kMaxTileQ * kD / 4)];
 #pragma unroll
-    for (int qi = 0; qi < kNQ; ++qi) {
-      const float w = qi < nq ? wsplit[qi * splits + sp] : 0.0f;
-      num[qi] += w != 0.0f ? w * x[qi] : 0.0f;  // a select: a split of weight 0 adds nothing, whatever it holds
+    for (int b = 0; b < kBatch; ++b) {
+      if (sp0 + b >= used) break;
+      const float w = ws[sp0 + b];  // a select: a split of weight 0 adds nothing, whatever it holds
+      num.x += w != 0.0f ? w * x[b].x : 0.0f;
+      num.y += w != 0.0f ? w * x[b].y : 0.0f;
+      num.z += w != 0.0f ? w * x[b].z : 0.0f;
+      num.w += w != 0.0f ? w * x[b].w : 0.0f;
     }
   }
-  const AttentionTile tl = a.tiles[t];
+  const int qt = q0 + warp;
+  const float dd = den[warp];
+  const float v[4] = {dd > 0.0f ? num.x / dd : 0.0f, dd > 0.0f ? num.y / dd : 0.0f, dd > 0.0f ? num.z / dd : 0.0f,
+                      dd > 0.0f ? num.w / dd : 0.0f};
+  const std::int64_t o = static_cast<std::int64_t>(tl.row0 + qt / group) * a.heads * kD + (kvh * group + qt % group) * kD + 4 * lane;
 #pragma unroll
-  for (int qi = 0; qi < kNQ; ++qi) {
-    if (qi >= nq) break;
-    const int qt = q0 + qi;
-    const float v = den[qi] > 0.0f ? num[qi] / den[qi] : 0.0f;
-    const std::int64_t o = static_cast<std::int64_t>(tl.row0 + qt / group) * a.heads * kD + (kvh * group + qt % group) * kD + j;
-    if (a.out_bf16) a.out_bf16[o] = f32_to_bf16(v);
-    else a.out[o] = v;
+  for (int i = 0; i < 4; ++i) {
+    if (a.out_bf16) a.out_bf16[o + i] = f32_to_bf16(v[i]);
+    else a.out[o + i] = v[i];
   }
 }
 // Shared floats merge_splits needs.

@@ -1,7 +1,8 @@
 // test-kernels cases of the quantized KV cache (issue #12), for every slot --kv-format:
 //   KV_WRITE         the CUDA cache writer against the host codec (kv_head_codec.h): the stored
 //                    bytes must be identical (a differing byte turns the output into NaN), and the
-//                    running absmax must be the largest |input| written
+//                    running absmax must be the largest |input| written; also through
+//                    qkv_split_write (the engine's split and cache write in one kernel)
 //   KV_WRITE_KIVI    kivi2's materialized fp32 cache: after each forward call (prefill chunks of
 //                    several sequences, decode steps), every slot against KiviKvStore's reads
 //   ATTENTION_PAGED  split-K paged attention over the quantized cache against attention_kv_ref on
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +27,7 @@
 #include "kv_store.h"
 #include "ops_ref.h"
 #if defined(KVGATE_HAVE_CUDA)
+#include "decoder_cuda.h"
 #include "kv_paged_cuda.h"
 #endif
 
@@ -58,19 +61,52 @@ void write_layer0(const kc::PagedKvCache& cache, int kv_heads, const std::vector
                                 .v_pool = cache.v_pool(0), .absmax = absmax},
                nullptr);
 }
+
+// The same rows through qkv_split_write, as the engine's decode step writes them: K and V are the
+// fused QKV output's K and V heads (after one query head), with no bias, no q/k norm and RoPE at
+// position 0 (cos 1, sin 0: the values pass unchanged), so the bytes must equal kv_write's. The
+// split's outputs must be the inputs, bit for bit.
+bool split_write_layer0(const kc::PagedKvCache& cache, int kv_heads, int d, const std::vector<float>& k, const std::vector<float>& v,
+                        const std::vector<int>& seq, const std::vector<int>& pos, float* absmax) {
+  const int rows = static_cast<int>(seq.size()), width = (1 + 2 * kv_heads) * d;
+  std::vector<float> qkv(static_cast<std::size_t>(rows) * width, 0.5f);
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < kv_heads * d; ++i) {
+      qkv[static_cast<std::size_t>(r) * width + d + i] = k[static_cast<std::size_t>(r) * kv_heads * d + i];
+      qkv[static_cast<std::size_t>(r) * width + (1 + kv_heads) * d + i] = v[static_cast<std::size_t>(r) * kv_heads * d + i];
+    }
+  auto dqkv = to_device(qkv);
+  auto dinv = to_device(std::vector<float>(d / 2, 0.25f));
+  auto zeros = to_device(std::vector<int>(rows, 0));
+  auto ds = to_device(seq);
+  auto dp = to_device(pos);
+  kk::DeviceBuffer<float> q(static_cast<std::size_t>(rows) * d), ko(k.size()), vo(v.size());
+  kc::qkv_split_write({.qkv = dqkv->get(), .positions = zeros->get(), .inv_freq = dinv->get(), .rows = rows, .q_heads = 1,
+                       .kv_heads = kv_heads, .head_dim = d, .q = q.get(), .k = ko.get(), .v = vo.get()},
+                      cache.codec(0),
+                      {.row_seq = ds->get(), .row_pos = dp->get(), .rows = rows, .kv_heads = kv_heads, .block_table = cache.block_table(),
+                       .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                       .v_pool = cache.v_pool(0), .absmax = absmax},
+                      nullptr);
+  std::vector<float> hk(k.size()), hv(v.size());
+  KV_CUDA_CHECK(cudaMemcpy(hk.data(), ko.get(), hk.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  KV_CUDA_CHECK(cudaMemcpy(hv.data(), vo.get(), hv.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return std::memcmp(hk.data(), k.data(), k.size() * sizeof(float)) == 0 && std::memcmp(hv.data(), v.data(), v.size() * sizeof(float)) == 0;
+}
 #endif
 
 // ---- KV_WRITE --------------------------------------------------------------------------------
 struct KvWriteCase final : KernelCase {
   kk::KvStoreOptions kv;
   int tokens, kv_heads, d;
+  bool fused;               // written by qkv_split_write (split_write_layer0) instead of kv_write
   std::vector<float> k, v;  // [tokens][kv_heads][d]
-  KvWriteCase(std::string format, nlohmann::json params, int tokens_, int kv_heads_, int d_)
-      : kv{std::move(format), std::move(params)}, tokens(tokens_), kv_heads(kv_heads_), d(d_) {}
+  KvWriteCase(std::string format, nlohmann::json params, int tokens_, int kv_heads_, int d_, bool fused_ = false)
+      : kv{std::move(format), std::move(params)}, tokens(tokens_), kv_heads(kv_heads_), d(d_), fused(fused_) {}
   std::string op() const override { return "KV_WRITE"; }
   std::string vars() const override {
     return kv.format + params_text(kv.params) + ",tokens=" + std::to_string(tokens) + ",kv_heads=" + std::to_string(kv_heads) +
-           ",d=" + std::to_string(d);
+           ",d=" + std::to_string(d) + (fused ? ",qkv_split_write" : "");
   }
   // The codec's own storage loss (kv-codecs-test checks each format exactly); 3-bit keys are the worst.
   double max_nmse_twin() const override { return kv.format == "fp32" ? 0.0 : 0.1; }
@@ -157,7 +193,9 @@ struct KvWriteCase final : KernelCase {
     }
     std::vector<int> seq(tokens, 1), pos(tokens);
     for (int t = 0; t < tokens; ++t) pos[t] = t;
-    write_layer0(cache, kv_heads, k, v, seq, pos, cache.absmax());
+    bool split_exact = true;
+    if (fused) split_exact = split_write_layer0(cache, kv_heads, d, k, v, seq, pos, cache.absmax());
+    else write_layer0(cache, kv_heads, k, v, seq, pos, cache.absmax());
     device_sync();
     // Gather the slots back into host order [token][head][bytes].
     std::vector<std::uint8_t> kb(static_cast<std::size_t>(tokens) * kv_heads * lc.k_bytes), vb(static_cast<std::size_t>(tokens) * kv_heads * lc.v_bytes);
@@ -175,7 +213,7 @@ struct KvWriteCase final : KernelCase {
     for (int kind = 0; kind < 2; ++kind)
       for (int h = 0; h < kv_heads; ++h) out.push_back(am[h * 2 + kind]);
     // Bytes must equal the host codec's exactly: any difference poisons the output.
-    if (kb != host_bytes(s, *c, true) || vb != host_bytes(s, *c, false)) out[0] = NAN;
+    if (kb != host_bytes(s, *c, true) || vb != host_bytes(s, *c, false) || !split_exact) out[0] = NAN;
     return true;
 #else
     (void)out;
@@ -595,9 +633,18 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   cases.push_back(std::make_unique<KiviWriteCase>(json{{"group_size", 32}, {"residual", 32}}, Prompts{300}, 256, 5, 1, 128));
   for (const auto& [f, p] : formats) {
     cases.push_back(std::make_unique<KvWriteCase>(f, p, 70, 3, 128));
+    cases.push_back(std::make_unique<KvWriteCase>(f, p, 13, 2, 128, /*fused=*/true));
     // decode: a batch of ragged sequences, one row each, GQA 4
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 3, 300, 1, 8, 2, 128));
   }
+  // kv_write's warp-parallel encoders at 8 elements a lane, and its serial path for a head size
+  // (96) the parallel one does not take.
+  for (const char* f : {"bf16", "fp16", "fp8_e5m2", "fp8_per_token_head", "int8_per_token_head", "int4_per_token_head"})
+    cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 9, 2, 256));
+  for (const char* f : {"fp32", "bf16", "int8_per_token_head"}) cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 9, 2, 96));
+  for (const char* f : {"bf16", "int4_per_token_head", "q8_0"})
+    for (int d : {64, 256}) cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 7, 2, d, /*fused=*/true));
+  cases.push_back(std::make_unique<KvWriteCase>("bf16", json::object(), 7, 2, 96, /*fused=*/true));
   // Shapes, head_dim 64/256, prefill chunks, windows and forced splits on a few formats.
   for (const char* f : {"bf16", "fp8_e4m3", "int4_per_token_head", "turboquant_k3v4_nc", "q8_0"}) {
     cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 5, 2, 64));

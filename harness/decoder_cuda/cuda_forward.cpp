@@ -402,22 +402,27 @@ void CudaForward::layer_gemv(int l, int n) {
   }
 }
 
-// After the fused QKV projection: bias, q/k norm and RoPE while splitting, the cache write, and the
+// After the fused QKV projection: bias, q/k norm and RoPE while splitting, and the cache write, in
+// one kernel (qkv_split_write; kivi2: qkv_split, then kv_write's in-place quantization); then the
 // attention into xb_ (bf16, the o projection's operand, with bf16 GEMMs) or attn_ (fp32 GEMMs).
 void CudaForward::attend(int l, int n, bool pdl) {
   const ModelConfig& c = config_;
   const CudaWeights::Layer& L = w_->layers[l];
   const int d = c.head_dim;
-  kc::qkv_split({.qkv = qkv_, .bias = L.qkv_bias, .q_norm = L.q_norm, .k_norm = L.k_norm, .eps = c.rms_norm_eps, .positions = pos_,
-                 .inv_freq = w_->inv_freq, .attention_scaling = w_->rope_scaling, .rows = n, .q_heads = c.num_heads,
-                 .kv_heads = c.num_kv_heads, .head_dim = d, .q = q_, .k = k_, .v = v_, .pdl = pdl},
-                stream_);
+  const kc::QkvSplitArgs split{.qkv = qkv_, .bias = L.qkv_bias, .q_norm = L.q_norm, .k_norm = L.k_norm, .eps = c.rms_norm_eps,
+                                .positions = pos_, .inv_freq = w_->inv_freq, .attention_scaling = w_->rope_scaling, .rows = n,
+                                .q_heads = c.num_heads, .kv_heads = c.num_kv_heads, .head_dim = d, .q = q_, .k = k_, .v = v_, .pdl = pdl};
   const kc::PagedKvCache& cache = *cache_;
-  kc::kv_write(cache.codec(l), {.k = k_, .v = v_, .row_seq = seqs_, .row_pos = pos_, .rows = n, .kv_heads = c.num_kv_heads,
-                                .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
-                                .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l),
-                                .absmax = cache.absmax() + static_cast<std::size_t>(l) * c.num_kv_heads * 2, .pdl = pdl},
-               stream_);
+  const kc::KvWriteArgs write{.k = k_, .v = v_, .row_seq = seqs_, .row_pos = pos_, .rows = n, .kv_heads = c.num_kv_heads,
+                              .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
+                              .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l),
+                              .absmax = cache.absmax() + static_cast<std::size_t>(l) * c.num_kv_heads * 2, .pdl = pdl};
+  if (cache.codec(l).kivi_residual > 0) {  // kivi2 quantizes in place after the writes (kv_write)
+    kc::qkv_split(split, stream_);
+    kc::kv_write(cache.codec(l), write, stream_);
+  } else {
+    kc::qkv_split_write(split, cache.codec(l), write, stream_);
+  }
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   kc::paged_attention(cache.codec(l),
                       {.q = q_, .out = attn_, .out_bf16 = w_->type == kc::GemmType::kBf16 ? xb_ : nullptr, .row_pos = pos_,

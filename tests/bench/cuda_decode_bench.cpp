@@ -24,7 +24,10 @@
 //                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
 //                   [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]
 //                   [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]
-//                   [--heads 32,64]
+//                   [--heads 32,64] [--splits N] [--ncu-step]
+// --splits fixes the end-to-end decode's attention split count (0: the engine's choice); --ncu-step
+// runs one more step of each end-to-end configuration between cudaProfilerStart/Stop, for
+// `ncu --profile-from-start off` (scripts/device/step-profile).
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -33,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_profiler_api.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -330,7 +334,8 @@ int main(int argc, char** argv) try {
   std::vector<bool> graph_modes = {true};
   std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
-  int decode_ctx = 4096, reps = 20;
+  int decode_ctx = 4096, reps = 20, splits = 0;
+  bool ncu_step = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -370,6 +375,8 @@ int main(int argc, char** argv) try {
     } else if (a == "--decode-context") decode_ctx = std::stoi(next());
     else if (a == "--reps") reps = std::stoi(next());
     else if (a == "--profile") profile_steps = true;
+    else if (a == "--splits") splits = std::stoi(next());
+    else if (a == "--ncu-step") ncu_step = true;
     else if (a == "--batches") {
       batches.clear();
       for (const auto& b : split(next())) batches.push_back(std::stoi(b));
@@ -423,7 +430,8 @@ int main(int argc, char** argv) try {
                 "tokens/s", "floor_tok/s", "of_floor", "captured");
     for (const std::string& f : decode_formats)
       for (int batch : batches) {
-        CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = batch, .max_context = decode_ctx + 64});
+        CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = batch, .max_context = decode_ctx + 64,
+                                           .splits = splits});
         // Prefill every sequence to decode_ctx tokens (random ids), then time decode steps.
         kvgate::Rng rng(9);
         std::vector<int> toks(512), seqs(512), pos(512);
@@ -466,6 +474,13 @@ int main(int argc, char** argv) try {
                       graphs ? "on" : "off", gemv.c_str(), ms, batch / (ms * 1e-3), batch / floor_s, 100.0 * floor_s / (ms * 1e-3),
                       fw.graph_stats().captured);
           std::fflush(stdout);
+          if (ncu_step) {  // one more step inside a profiler range: ncu --profile-from-start off times its kernels
+            KV_CUDA_CHECK(cudaStreamSynchronize(fw.stream()));
+            KV_CUDA_CHECK(cudaProfilerStart());
+            fw.forward(dt, ds, dp, 0, /*greedy=*/true);
+            fw.ids_to_host(batch, ids.data());
+            KV_CUDA_CHECK(cudaProfilerStop());
+          }
         }
       }
     if (!prefills.empty()) std::printf("\nprefill of one sequence, chunks of 512 rows\n%-22s %-12s %8s %10s %10s\n", "kv", "attention", "tokens", "seconds", "tokens/s");
