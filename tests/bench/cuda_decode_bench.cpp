@@ -320,6 +320,19 @@ kvgate::decoder::ModelConfig qwen3_8b() {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N[,M]]\n"
+    "                         [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]\n"
+    "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
+    "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
+    "                         [--heads 32,64] [--splits N] [--ncu-step]\n"
+    "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
+    "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
+    "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
+    "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"
+    "                (ncu --profile-from-start off; scripts/device/step-profile)\n"
+    "Medians of --reps timed runs after warm-up (CUDA events). Header of tests/bench/cuda_decode_bench.cpp: details.\n";
+
 int main(int argc, char** argv) try {
   std::vector<std::string> formats = {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "fp8_per_token_head", "int8_per_token_head",
                                       "int4_per_token_head", "nvfp4", "q8_0", "q4_0", "turboquant_k8v4",
@@ -338,20 +351,36 @@ int main(int argc, char** argv) try {
   bool ncu_step = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) throw kvgate::Error(a + " needs a value");
       return argv[++i];
+    };
+    // A whole non-negative integer of the option's value, or an Error naming the option.
+    auto integer = [&](const std::string& v) {
+      std::size_t used = 0;
+      int n = -1;
+      try {
+        n = std::stoi(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != v.size() || n < 0) throw kvgate::Error(a + " takes non-negative integers, not '" + v + "'");
+      return n;
     };
     if (a == "--formats") formats = next() == "none" ? std::vector<std::string>{} : split(argv[i]);
     else if (a == "--decode-formats") decode_formats = next() == "none" ? std::vector<std::string>{} : split(argv[i]);
     else if (a == "--contexts") {
       contexts.clear();
-      for (const auto& c : split(next())) contexts.push_back(std::stoi(c));
+      for (const auto& c : split(next())) contexts.push_back(integer(c));
     } else if (a == "--no-model") model = false;
     else if (a == "--prefill") {
       prefills.clear();
       for (const auto& c : split(next()))
-        if (std::stoi(c) > 0) prefills.push_back(std::stoi(c));
+        if (integer(c) > 0) prefills.push_back(integer(c));
     } else if (a == "--prefill-formats") prefill_formats = split(next());
     else if (a == "--prefill-kernels") {
       prefill_kernels = split(next());
@@ -368,18 +397,18 @@ int main(int argc, char** argv) try {
     } else if (a == "--heads") {
       attention_heads.clear();
       for (const auto& h : split(next())) {
-        attention_heads.push_back(std::stoi(h));
+        attention_heads.push_back(integer(h));
         if (attention_heads.back() % 8 != 0 || attention_heads.back() < 8 || attention_heads.back() > 128)
           throw kvgate::Error("--heads: query heads over the 8 KV heads, a multiple of 8 from 8 to 128, not " + h);
       }
-    } else if (a == "--decode-context") decode_ctx = std::stoi(next());
-    else if (a == "--reps") reps = std::stoi(next());
+    } else if (a == "--decode-context") decode_ctx = integer(next());
+    else if (a == "--reps") reps = integer(next());
     else if (a == "--profile") profile_steps = true;
-    else if (a == "--splits") splits = std::stoi(next());
+    else if (a == "--splits") splits = integer(next());
     else if (a == "--ncu-step") ncu_step = true;
     else if (a == "--batches") {
       batches.clear();
-      for (const auto& b : split(next())) batches.push_back(std::stoi(b));
+      for (const auto& b : split(next())) batches.push_back(integer(b));
     } else if (a == "--graphs") {
       graph_modes.clear();
       for (const auto& g : split(next())) {
@@ -394,8 +423,10 @@ int main(int argc, char** argv) try {
         gemv_modes.push_back(g);
       }
     }
-    else throw kvgate::Error("unknown option " + a);
+    else throw kvgate::Error("unknown option " + a + " (--help lists them)");
   }
+  if (reps < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 || std::count(contexts.begin(), contexts.end(), 0) > 0)
+    throw kvgate::Error("--reps, --decode-context, --batches and --contexts take values of at least 1");
   std::printf("device: %s\n", kk::cuda_describe().c_str());
   const double bw = copy_bandwidth(reps);
   std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
