@@ -2,8 +2,9 @@
 // (head, row) adds the bias, applies the q/k norm and RoPE, and splits q, k and v;
 // qkv_split_write also encodes each row's K and V into the paged cache (kv_encode.cuh), so a decode
 // step runs one kernel where it ran qkv_split then kv_write (3.4 us a layer at batch 1).
-// Built with -fmad=false, as kv_write.cu, for the cache's bytes; the split's own arithmetic does
-// not depend on it (RoPE in _rn intrinsics, the norm's products unfused anyway).
+// Built with -fmad=false, as kv_write.cu, for the cache's bytes. The split's own numbers barely
+// depend on it: RoPE is written in _rn intrinsics and the norm's products are not followed by an
+// add; only the norm's fp64 sum of squares is no longer contracted into a DFMA (as the CPU twin).
 #include <string>
 
 #include "core/error.h"
