@@ -10,12 +10,11 @@ from collections import OrderedDict
 
 
 def short(name):
-    # "void kvgate::kernels::cuda::(anonymous namespace)::gemv_kernel<1, (GemvInput)2, ...>(GemvArgs)" -> "gemv_kernel<1, 2, ...>"
+    # "void kvgate::kernels::cuda::<unnamed>::gemv_kernel<1, (GemvInput)2, ...>(GemvArgs)" -> "gemv_kernel<1, 2, ...>"
     name = re.sub(r"\([^()]*\)$", "", name)  # the parameter list
     name = re.sub(r"\((?:kvgate::)?[\w:]+\)", "", name)  # enum casts
     name = re.sub(r"^void ", "", name)
-    name = re.sub(r"[\w:]*\(anonymous namespace\)::", "", name)
-    name = re.sub(r"kvgate::kernels::cuda::", "", name)
+    name = re.sub(r"^[\w:]*(?:\(anonymous namespace\)|<unnamed>)::", "", name)  # kvgate's kernels
     return name[:90]
 
 
@@ -25,21 +24,19 @@ def main():
     if not lines:
         sys.exit("ncu_step_summary: no CSV rows (was the bench run with --ncu-step under ncu --csv?)")
     rows = list(csv.DictReader(lines))
-    steps = OrderedDict()  # one profiler range per end-to-end configuration; IDs restart? keep order
-    groups = OrderedDict()
-    order = []
+    groups = OrderedDict()  # kernel name -> [launches, microseconds]
+    count = 0
     total = 0.0
     for r in rows:
         if r.get("Metric Name") != "gpu__time_duration.sum":
             continue
         us = float(r["Metric Value"].replace(",", "")) / 1e3  # --print-units base: nanoseconds
-        k = short(r["Kernel Name"])
-        order.append((k, us))
-        g = groups.setdefault(k, [0, 0.0])
+        g = groups.setdefault(short(r["Kernel Name"]), [0, 0.0])
         g[0] += 1
         g[1] += us
+        count += 1
         total += us
-    print(f"{len(order)} kernels, {total:.1f} us of kernel time in all")
+    print(f"{count} kernels, {total:.1f} us of kernel time in all")
     print(f"{'kernel':<92} {'count':>6} {'total_us':>10} {'mean_us':>9}")
     for k, (n, t) in sorted(groups.items(), key=lambda kv: -kv[1][1]):
         print(f"{k:<92} {n:>6} {t:>10.1f} {t / n:>9.2f}")

@@ -20,14 +20,7 @@
 //               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
 //               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
 //
-// cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N]
-//                   [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]
-//                   [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]
-//                   [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]
-//                   [--heads 32,64] [--splits N] [--ncu-step]
-// --splits fixes the end-to-end decode's attention split count (0: the engine's choice); --ncu-step
-// runs one more step of each end-to-end configuration between cudaProfilerStart/Stop, for
-// `ncu --profile-from-start off` (scripts/device/step-profile).
+// Options: kUsage below (cuda-decode-bench --help).
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
 #include <algorithm>
 #include <cmath>
@@ -380,7 +373,7 @@ int main(int argc, char** argv) try {
     else if (a == "--prefill") {
       prefills.clear();
       for (const auto& c : split(next()))
-        if (integer(c) > 0) prefills.push_back(integer(c));
+        if (const int n = integer(c); n > 0) prefills.push_back(n);
     } else if (a == "--prefill-formats") prefill_formats = split(next());
     else if (a == "--prefill-kernels") {
       prefill_kernels = split(next());
@@ -393,7 +386,6 @@ int main(int argc, char** argv) try {
       for (const auto& k : decode_kernels)
         if (k != "tensor_core" && k != "cuda_core" && k != "generic")
           throw kvgate::Error("--decode-kernels: tensor_core, cuda_core or generic, not " + k);
-
     } else if (a == "--heads") {
       attention_heads.clear();
       for (const auto& h : split(next())) {
