@@ -179,9 +179,10 @@ struct PagedAttentionArgs {
   // Decode path only (paged_attention_decode.h): both kernels with programmatic dependent launch (pdl.cuh).
   bool pdl = false;
   // Decode path only: kAuto picks per format the kernel measured faster; kTensorCore asks for the
-  // tensor-core kernel where it takes the format (bf16, fp16, fp8 with per-tensor scales), kCudaCore
-  // for the CUDA-core kernel (every format), kGeneric for the generic kernel in place of the decode
-  // path (what shapes outside it run; for comparisons). The benchmark and the tests run each.
+  // tensor-core kernel where it takes the format (bf16, fp16, fp8 per tensor, fp8/int8/int4 per
+  // token head), kCudaCore for the CUDA-core kernel (every format), kGeneric for the generic kernel
+  // in place of the decode path (what shapes outside it run; for comparisons). The benchmark and
+  // the tests run each.
   DecodeKernel decode = DecodeKernel::kAuto;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);

@@ -739,10 +739,11 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 
 // ---- the tensor-core kernel -----------------------------------------------------------------------
 // decode_tc_kernel: the blocks, ring and splits of decode_kernel for the formats whose elements are
-// exact in a 16-bit mma type and whose V multiplier is per tensor: bf16 (as bf16), fp16 and fp8
-// (as fp16: fp8 codes, the per-tensor scales applied to Q and to the output as before). Per page a
-// warp's 16 tokens are two n-tiles of S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with
-// fp32 accumulation, in place of 64 scalar FMAs per element.
+// exact in a 16-bit mma type and whose multipliers are per tensor or per token: bf16 (as bf16), fp16,
+// fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the output as before) and the
+// per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's scale on the token's score,
+// V's on its P, below). Per page a warp's 16 tokens are two n-tiles of S = Q K^T and one k-step of
+// O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64 scalar FMAs per element.
 //
 // Exactness (as the tensor-core prefill, paged_attention_prefill.cu): Q and P enter as three terms
 // x0 = r(x), x1 = r(x - x0), x2 = r(x - x0 - x1) (every difference exact in fp32; 24 bits in bf16,
@@ -750,7 +751,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 // (x2; rows 12-15 zero), so one mma computes all three products and lanes l and l ^ 16 add them.
 // The K/V elements are exact, so every product is exact in fp32 and only the order of the fp32
 // sums differs from decode_kernel. fp16 terms need range: Q is scaled by a power of two per query
-// vector (its largest |q| below 2^14) and P (<= 1) by 2^12, both undone exactly in fp32.
+// vector (its largest |q| below 2^14) and P (<= 1) by 2^12, both undone exactly in fp32; a
+// per-token V scale vs enters P as p * vs / sref, sref a power of two >= the scales so far (sref).
 //
 // Fragments (g = lane / 4, c = lane % 4): for S, lane (g, c) holds token g of an n-tile as B,
 // dimensions 32c .. 32c + 31 (k-step ks: k_dim(c, ks) + 0..3, the permutation Q's A fragment uses);
@@ -759,7 +761,10 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 
 static_assert(kWarps == kNQ, "warp v scales query vector v");
 
-constexpr bool tc_format(Fmt f) { return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2; }
+// Per-token-head formats: rows of 128 codes and the token's scale (132 or 68 bytes, 4-byte aligned).
+constexpr bool pth_format(Fmt f) { return f == Fmt::kFp8Pth || f == Fmt::kInt8Pth || f == Fmt::kInt4Pth; }
+constexpr bool swizzled(Fmt f) { return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2; }
+constexpr bool tc_format(Fmt f) { return swizzled(f) || pth_format(f); }
 template <Fmt F>
 constexpr int tc_min_blocks() {
   return min_blocks<F>() < 3 ? min_blocks<F>() : 3;  // ~170 registers a thread
@@ -811,12 +816,48 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
-// Two fp8 codes (low byte first) as an fp16 pair: exact.
+// Two codes (the low two bytes of `two`, low byte first) as an fp16 pair: exact. fp8 widens in
+// hardware; an int8 code c becomes the fp16 1024 + (c + 128) (exponent 10: the byte is the mantissa),
+// minus 1152.
 template <Fmt F>
-__device__ __forceinline__ std::uint32_t fp8x2_f16x2(std::uint32_t two) {
-  constexpr __nv_fp8_interpretation_t K = F == Fmt::kE5M2 ? __NV_E5M2 : __NV_E4M3;
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two & 0xffffu), K);
-  return static_cast<std::uint32_t>(h.x) | (static_cast<std::uint32_t>(h.y) << 16);
+__device__ __forceinline__ std::uint32_t code2_f16x2(std::uint32_t two) {
+  if constexpr (F == Fmt::kInt8Pth) {
+    const std::uint32_t h = __byte_perm(two ^ 0x8080u, 0x6464u, 0x4140);
+    __half2 x;
+    memcpy(&x, &h, 4);
+    x = __hsub2(x, __half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480)));
+    std::uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+  } else {
+    constexpr __nv_fp8_interpretation_t K = F == Fmt::kE5M2 ? __NV_E5M2 : __NV_E4M3;
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two & 0xffffu), K);
+    return static_cast<std::uint32_t>(h.x) | (static_cast<std::uint32_t>(h.y) << 16);
+  }
+}
+
+// A per-token-head row's scale (int4: the fp32 scale word with its low 4 bits holding the zero point).
+template <Fmt F>
+__device__ __forceinline__ float row_scale(const std::uint8_t* row) {
+  if constexpr (F == Fmt::kInt4Pth) return __uint_as_float(*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & ~0xFu);
+  else return *reinterpret_cast<const float*>(row + kD);
+}
+// int4_per_token_head: the fp16 pair (1024 + zero) of the row's zero point, twice or of two rows.
+__device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
+  return 0x6400u | (*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & 0xFu);
+}
+// The low nibbles of byte I of x and of y, minus the zero points zz (an fp16 pair of 1024 + zero), as
+// an fp16 pair: 1024 + code is exact (the code is the low mantissa bits).
+template <int I>
+__device__ __forceinline__ std::uint32_t nibble2_f16x2(std::uint32_t x4, std::uint32_t y4, std::uint32_t zz) {
+  const std::uint32_t h = (__byte_perm(x4, y4, I | ((4 + I) << 8)) & 0x000F000Fu) | 0x64006400u;
+  __half2 x, z;
+  memcpy(&x, &h, 4);
+  memcpy(&z, &zz, 4);
+  x = __hsub2(x, z);
+  std::uint32_t u;
+  memcpy(&u, &x, 4);
+  return u;
 }
 
 // The 16-byte chunk of a K row that lane c's k-steps 2i and 2i + 1 read: 16-bit formats rotate the
@@ -843,6 +884,25 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
       const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * (k_chunk<F>(c, i) ^ swizzle<F>(r)));
       kb[2 * i][0] = v.x, kb[2 * i][1] = v.y, kb[2 * i + 1][0] = v.z, kb[2 * i + 1][1] = v.w;
     }
+  } else if constexpr (F == Fmt::kInt4Pth) {  // word 4c + i: dimensions 32c + 8i .. + 7, nibble e = dimension
+                                              // + e; k-step ks = 2i + b / 2 takes byte b (2-way conflicts)
+    const std::uint32_t zz = zero_f16(row) * 0x10001u;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const std::uint32_t u = *reinterpret_cast<const std::uint32_t*>(row + 16 * c + 4 * i), u4 = u >> 4;
+      kb[2 * i][0] = nibble2_f16x2<0>(u, u4, zz);
+      kb[2 * i][1] = nibble2_f16x2<1>(u, u4, zz);
+      kb[2 * i + 1][0] = nibble2_f16x2<2>(u, u4, zz);
+      kb[2 * i + 1][1] = nibble2_f16x2<3>(u, u4, zz);
+    }
+  } else if constexpr (pth_format(F)) {  // word ks of lane c: dimensions 32c + 4ks .. + 3 (row r's words
+                                         // are 33r + 8c + ks: the 32 lanes hit 32 banks)
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const std::uint32_t u = *reinterpret_cast<const std::uint32_t*>(row + 32 * c + 4 * ks);
+      kb[ks][0] = code2_f16x2<F>(u);
+      kb[ks][1] = code2_f16x2<F>(u >> 16);
+    }
   } else {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -850,8 +910,8 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
       const std::uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int m = 0; m < 4; ++m) {
-        kb[4 * i + m][0] = fp8x2_f16x2<F>(u[m]);
-        kb[4 * i + m][1] = fp8x2_f16x2<F>(u[m] >> 16);
+        kb[4 * i + m][0] = code2_f16x2<F>(u[m]);
+        kb[4 * i + m][1] = code2_f16x2<F>(u[m] >> 16);
       }
     }
   }
@@ -879,12 +939,31 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
         vb[2 * i + 1][p] = __byte_perm(a[i], b[i], 0x7632);
       }
     }
-  } else {  // the token's 16 bytes at once (a half-warp of 8-byte loads would conflict), half h used
+  } else if constexpr (F == Fmt::kInt4Pth) {  // the token's word 2g + h (dimensions 16g + 8h + 0..7)
+    std::uint32_t v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = *reinterpret_cast<const std::uint32_t*>(rows + t[k] * T::kVBytes + 8 * g + 4 * h);
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const std::uint32_t zz = zero_f16(rows + t[2 * p] * T::kVBytes) | (zero_f16(rows + t[2 * p + 1] * T::kVBytes) << 16);
+      const std::uint32_t a = v[2 * p], b = v[2 * p + 1], a4 = a >> 4, b4 = b >> 4;  // byte i: dimensions 2i, 2i + 1
+      vb[0][p] = nibble2_f16x2<0>(a, b, zz), vb[1][p] = nibble2_f16x2<0>(a4, b4, zz);
+      vb[2][p] = nibble2_f16x2<1>(a, b, zz), vb[3][p] = nibble2_f16x2<1>(a4, b4, zz);
+      vb[4][p] = nibble2_f16x2<2>(a, b, zz), vb[5][p] = nibble2_f16x2<2>(a4, b4, zz);
+      vb[6][p] = nibble2_f16x2<3>(a, b, zz), vb[7][p] = nibble2_f16x2<3>(a4, b4, zz);
+    }
+  } else {  // fp8: the token's 16 bytes at once (a half-warp of 8-byte loads would conflict), half h
+            // used; per-token-head rows are 4-byte aligned: two words (2-way conflicts)
     uint2 v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const uint4 w = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * (g ^ swizzle<F>(t[k])));
-      v[k] = h ? make_uint2(w.z, w.w) : make_uint2(w.x, w.y);
+      if constexpr (pth_format(F)) {
+        const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(rows + t[k] * T::kVBytes + 16 * g + 8 * h);
+        v[k] = make_uint2(w[0], w[1]);
+      } else {
+        const uint4 w = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * (g ^ swizzle<F>(t[k])));
+        v[k] = h ? make_uint2(w.z, w.w) : make_uint2(w.x, w.y);
+      }
     }
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
@@ -893,10 +972,10 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const std::uint32_t lo = __byte_perm(a[i], b[i], 0x5140), hi = __byte_perm(a[i], b[i], 0x7362);
-        vb[4 * i][p] = fp8x2_f16x2<F>(lo);
-        vb[4 * i + 1][p] = fp8x2_f16x2<F>(lo >> 16);
-        vb[4 * i + 2][p] = fp8x2_f16x2<F>(hi);
-        vb[4 * i + 3][p] = fp8x2_f16x2<F>(hi >> 16);
+        vb[4 * i][p] = code2_f16x2<F>(lo);
+        vb[4 * i + 1][p] = code2_f16x2<F>(lo >> 16);
+        vb[4 * i + 2][p] = code2_f16x2<F>(hi);
+        vb[4 * i + 3][p] = code2_f16x2<F>(hi >> 16);
       }
     }
   }
@@ -905,7 +984,7 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 template <Fmt F>
 __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   using T = Traits<F>;
-  constexpr bool kBf = F == Fmt::kBf16;
+  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F);
   constexpr float kPScale = kBf ? 1.0f : 4096.0f;  // P's fp16 terms: P * 2^12
   constexpr int kStages = stages<F>();
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
@@ -924,7 +1003,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   const bool upper = g >= 4;  // rows 4-7: the x2 terms; rows 0-3 and 8-11: x0 and x1
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st) {
-    if (pb + st < pe) issue_page<F, true>(a, w.kvh, w.table[pb + st], ring + st * kStage);
+    if (pb + st < pe) issue_page<F, swizzled(F)>(a, w.kvh, w.table[pb + st], ring + st * kStage);
     cp_async_commit();
   }
   stage_q<F>(c, a, w, q_raw, qpos_s, qfirst_s);
@@ -961,12 +1040,16 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 #pragma unroll
   for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   float m = -INFINITY, l = 0.0f;  // query q's running maximum and this lane's share of its sum
+  // Per-token-head V scales ride on P: P's terms hold p * vs / sref, where sref (the same in the
+  // warp) is a power of two >= every scale of the warp's tokens so far, so they stay in fp16 range;
+  // when a page raises it, acc is rescaled exactly, as m's rise rescales it. Other formats: 1.
+  float sref = kPth ? 0.0f : 1.0f;
   int next_id = pb + kStages - 1 < pe ? w.table[pb + kStages - 1] : 0;
 
   for (int p = pb, it = 0; p < pe; ++p, ++it) {
     cp_async_wait<kStages - 2>();  // as decode_kernel
     __syncthreads();
-    if (p + kStages - 1 < pe) issue_page<F, true>(a, w.kvh, next_id, ring + ((it + kStages - 1) % kStages) * kStage);
+    if (p + kStages - 1 < pe) issue_page<F, swizzled(F)>(a, w.kvh, next_id, ring + ((it + kStages - 1) % kStages) * kStage);
     cp_async_commit();
     next_id = p + kStages < pe ? w.table[p + kStages] : 0;
     const std::uint8_t* krows = ring + (it % kStages) * kStage;
@@ -987,6 +1070,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
         // x0 + x1 terms (rows g, g + 8), or x2 (row g; row g + 8 is zero)
         float x = (d[0][e] + d[1][e]) + (d[0][e + 2] + d[1][e + 2]);
         x += __shfl_xor_sync(0xffffffffu, x, 16);
+        if constexpr (kPth) x *= row_scale<F>(krows + (warp * 16 + 8 * n + 2 * c4 + e) * T::kKBytes);
         const int tok = tok0 + 8 * n + 2 * c4 + e;
         const bool ok = q_ok && tok < w.hi && tok >= qfirst && tok <= qpos;
         sc[n][e] = ok ? x * post : -INFINITY;
@@ -997,12 +1081,37 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     pm = fmaxf(pm, __shfl_xor_sync(0xffffffffu, pm, 1));
     pm = fmaxf(pm, __shfl_xor_sync(0xffffffffu, pm, 2));
     const float mn = fmaxf(m, pm);
+    float alpha = 1.0f;
     if (mn != m) {
-      const float alpha = expf(m - mn);  // 0 when m was -inf
+      alpha = expf(m - mn);  // 0 when m was -inf
       l *= alpha;
+      m = mn;
+    }
+    float vmul[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};  // vs / sref of the lane's tokens
+    if constexpr (kPth) {  // rows past the sequence end may hold any scale: 0
+      float smax = 0.0f;
+#pragma unroll
+      for (int n = 0; n < 2; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int r = 8 * n + 2 * c4 + e;
+          vmul[n][e] = tok0 + r < w.hi ? row_scale<F>(vrows + (warp * 16 + r) * T::kVBytes) : 0.0f;
+          smax = fmaxf(smax, vmul[n][e]);
+        }
+      smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 1));
+      smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 2));
+      const float sp = __uint_as_float((__float_as_uint(smax) + 0x007fffffu) & 0xff800000u);  // a power of two >= smax
+      if (sp > sref) {
+        alpha *= sref / sp;  // exact (0 for the first scale)
+        sref = sp;
+      }
+      const float inv = sref > 0.0f ? 1.0f / sref : 0.0f;
+#pragma unroll
+      for (int n = 0; n < 2; ++n) vmul[n][0] *= inv, vmul[n][1] *= inv;
+    }
+    if (alpha != 1.0f) {
 #pragma unroll
       for (int j = 0; j < 16; ++j) acc[j][0] *= alpha, acc[j][1] *= alpha, acc[j][2] *= alpha, acc[j][3] *= alpha;
-      m = mn;
     }
     float pr[2][2];
 #pragma unroll
@@ -1015,8 +1124,8 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     std::uint32_t pa[4];
     {
       std::uint32_t t0[3], t1[3];
-      terms3<kBf>(pr[0][0] * kPScale, pr[0][1] * kPScale, t0);
-      terms3<kBf>(pr[1][0] * kPScale, pr[1][1] * kPScale, t1);
+      terms3<kBf>(pr[0][0] * vmul[0][0] * kPScale, pr[0][1] * vmul[0][1] * kPScale, t0);
+      terms3<kBf>(pr[1][0] * vmul[1][0] * kPScale, pr[1][1] * vmul[1][1] * kPScale, t1);
       pa[0] = upper ? t0[2] : t0[0];
       pa[1] = upper ? 0u : t0[1];
       pa[2] = upper ? t1[2] : t1[0];
@@ -1055,7 +1164,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
       float x = acc[j][e] + acc[j][e + 2];
       x += __shfl_xor_sync(0xffffffffu, x, 16);
       // n-tile j (h = j / 8), column 2c + e: dimension 16 (2c + e) + j
-      if (!upper) wacc[(warp * kNQ + q) * kD + 16 * (2 * c4 + e) + j] = x * (1.0f / kPScale);
+      if (!upper) wacc[(warp * kNQ + q) * kD + 16 * (2 * c4 + e) + j] = x * (sref / kPScale);
     }
   l += __shfl_xor_sync(0xffffffffu, l, 1);
   l += __shfl_xor_sync(0xffffffffu, l, 2);
@@ -1158,7 +1267,8 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 }
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
-// fp8 (57% of copy bandwidth against 48%), the CUDA-core one for bf16/fp16 (85% against 69%).
+// fp8 (57% of copy bandwidth against 48%) and the per-token-head formats (1.14-1.33x), the CUDA-core
+// one for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   if constexpr (tc_format(F)) {

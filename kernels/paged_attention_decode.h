@@ -15,8 +15,8 @@ namespace kvgate::kernels::cuda {
 // of `group` query vectors each (heads / kv_heads).
 bool decode_attention_supported(const KvLayerCodec& codec, int max_tile_rows, int group);
 
-// True when the tensor-core kernel takes this codec (bf16, fp16, fp8 with per-tensor scales); the
-// others run the CUDA-core kernel (PagedAttentionArgs::decode).
+// True when the tensor-core kernel takes this codec (bf16, fp16, fp8 with per-tensor scales, fp8,
+// int8 and int4 per token head); the others run the CUDA-core kernel (PagedAttentionArgs::decode).
 bool decode_tensor_core_takes(const KvLayerCodec& codec);
 
 // The split-K attention and its merge into a.out, for `splits` splits (workspace sized by

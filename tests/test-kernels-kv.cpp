@@ -432,6 +432,9 @@ struct PagedAttentionCase final : KernelCase {
   std::string prefill;  // kernel switch "prefill": "" (tensor_core), "bf16x3" or "generic"
   std::string decode;   // decode path: "" (the kernel chosen for the format), "tensor_core" or "cuda_core"
   bool out_bf16 = false;  // run again with bf16 output: every value must be the fp32 run's RNE rounding
+  // Token magnitudes that rise and fall across pages (V 2^-4 .. 1.5 x 2^4, K 2^-1 .. 2^1): the
+  // per-token scales of the tensor-core kernel's P terms must be rescaled when a page raises them.
+  bool spread = false;
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -443,7 +446,7 @@ struct PagedAttentionCase final : KernelCase {
            ",rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
            (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
-           (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "");
+           (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "") + (spread ? ",spread" : "");
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
   // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
@@ -465,6 +468,12 @@ struct PagedAttentionCase final : KernelCase {
       fill_normal(rng, k[s]);
       fill_normal(rng, v[s]);
       fill_normal(rng, q[s], 2.0);
+      if (spread)
+        for (std::size_t i = 0; i < k[s].size(); ++i) {
+          const int t = static_cast<int>(i / (static_cast<std::size_t>(kv_heads) * d));
+          v[s][i] *= static_cast<float>(std::ldexp(1.0 + (t % 5) / 8.0, (t / 97) % 9 - 4));
+          k[s][i] *= static_cast<float>(std::ldexp(1.0, (t / 61) % 3 - 1));
+        }
     }
   }
   std::unique_ptr<kk::KvStore> store_of(int s) const {
@@ -724,10 +733,12 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     pc->out_bf16 = true;
     cases.push_back(std::move(pc));
   }
-  // The formats both decode kernels take (bf16, fp16, fp8 per tensor): the cases above run the one
-  // chosen for the format; these shapes run each kernel by name.
+  // The formats both decode kernels take (bf16, fp16, fp8 per tensor, the per-token-head ones): the
+  // cases above run the one chosen for the format; these shapes run each kernel by name.
   for (const auto& [f, p] : formats) {
-    if (f != "bf16" && f != "fp16" && f != "fp8_e4m3" && f != "fp8_e5m2") continue;
+    if (f != "bf16" && f != "fp16" && f != "fp8_e4m3" && f != "fp8_e5m2" && f != "fp8_per_token_head" &&
+        f != "int8_per_token_head" && f != "int4_per_token_head")
+      continue;
     for (const char* kernel : {"tensor_core", "cuda_core"})
       for (const auto& [seqs, ctx, rows, heads, window, splits] :
            {std::array<int, 6>{2, 1500, 1, 8, 0, 1}, std::array<int, 6>{2, 700, 2, 4, 150, 3}}) {
@@ -736,6 +747,13 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
         cases.push_back(std::move(pc));
       }
   }
+  for (const char* f : {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head"})
+    for (const char* kernel : {"tensor_core", "cuda_core"}) {
+      auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 2, 1500, 1, 8, 2, 128);
+      pc->decode = kernel;
+      pc->spread = true;
+      cases.push_back(std::move(pc));
+    }
   // The tensor-core prefill path (paged_attention_prefill.cu: tiles of >= 2 rows, head_dim 64/128,
   // every format but fp32) for every format: GQA 4 with partial tiles over three ragged sequences
   // (a block's 4 tiles span two sequences), GQA 2 with head_dim 64, GQA 8 with a window and 3
