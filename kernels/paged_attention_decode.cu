@@ -371,6 +371,30 @@ __device__ __forceinline__ int swizzle(int r) {
   else return 0;
 }
 
+// cp.async of one page's K or V region (kPage rows of kRow bytes) into shared memory, chunk i =
+// threadIdx.x + kThreads * j by this thread: a compile-time trip count, and chunk i's destination is
+// threadIdx.x's plus 16 * kThreads * j, because kThreads chunks span a multiple of 8 rows and the
+// swizzle repeats every 8 rows. A generic loop (i / chunks per row, a runtime trip count) was ~230
+// of the tensor-core kernel's ~600 instructions a warp a page; dropping them moved its time by
+// 0-7% (stop 26): the kernel waits on dependent latencies more than on issue slots.
+template <Fmt F, bool SW, int kRow>
+__device__ __forceinline__ void copy_region(std::uint8_t* dst, const std::uint8_t* src) {
+  constexpr int kChunks = kPage * kRow / 16, kIter = (kChunks + kThreads - 1) / kThreads;
+  const int t = threadIdx.x;
+  int d = 16 * t;
+  if constexpr (SW) {
+    constexpr int ch = kRow / 16;
+    static_assert(kRow % 16 == 0 && kThreads % (8 * ch) == 0, "swizzled rows: whole chunks, 8-row periods per pass");
+    const int r = t / ch;
+    d = 16 * (r * ch + ((t % ch) ^ swizzle<F>(r)));
+  }
+  dst += d;
+  src += 16 * t;
+#pragma unroll
+  for (int j = 0; j < kIter; ++j)
+    if (kChunks % kThreads == 0 || t + kThreads * j < kChunks) cp_async16(dst + 16 * kThreads * j, src + 16 * kThreads * j);
+}
+
 // cp.async of page `page_id`'s K and V regions of this KV head into ring stage `stage` (every
 // thread); SW: rows swizzled (swizzle<F>).
 template <Fmt F, bool SW = false>
@@ -378,15 +402,8 @@ __device__ __forceinline__ void issue_page(const PagedAttentionArgs& a, int kvh,
   using T = Traits<F>;
   constexpr int kRegionK = kPage * T::kKBytes, kRegionV = kPage * T::kVBytes;
   const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + kvh;
-  const std::uint8_t* ksrc = a.k_pool + region * kRegionK;
-  const std::uint8_t* vsrc = a.v_pool + region * kRegionV;
-  auto dst = [](int i, int row_bytes) {
-    if constexpr (!SW) return 16 * i;
-    const int ch = row_bytes / 16, r = i / ch;
-    return 16 * (r * ch + ((i % ch) ^ swizzle<F>(r)));
-  };
-  for (int i = threadIdx.x; i < kRegionK / 16; i += kThreads) cp_async16(stage + dst(i, T::kKBytes), ksrc + 16 * i);
-  for (int i = threadIdx.x; i < kRegionV / 16; i += kThreads) cp_async16(stage + kRegionK + dst(i, T::kVBytes), vsrc + 16 * i);
+  copy_region<F, SW, T::kKBytes>(stage, a.k_pool + region * kRegionK);
+  copy_region<F, SW, T::kVBytes>(stage + kRegionK, a.v_pool + region * kRegionV);
 }
 
 // The tile's query vectors into q_raw [4][128] (zeros past nq; int4_per_token_head's signs applied),
@@ -1267,7 +1284,7 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 }
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
-// fp8 (57% of copy bandwidth against 48%) and the per-token-head formats (1.14-1.33x), the CUDA-core
+// fp8 (57% of copy bandwidth against 48%) and the per-token-head formats (1.17-1.27x), the CUDA-core
 // one for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
