@@ -29,6 +29,7 @@
 #if defined(KVGATE_HAVE_CUDA)
 #include "decoder_cuda.h"
 #include "gemv.h"
+#include "sampling.h"
 #endif
 
 using namespace kcase;
@@ -703,7 +704,9 @@ struct SampleCase final : DecoderCase {
     logits.resize(n);
     fill_normal(rng, logits, 2.0);
     logits[n / 2] = logits[n / 3];  // a tie
-    us.resize(257);
+    logits[1] = -0.0f;              // and -0 against +0, equal to the host's comparison
+    logits[2] = 0.0f;
+    us.resize(n > 10000 ? 33 : 257);
     for (auto& u : us) u = rng.uniform();
   }
   std::vector<double> reference() override {
@@ -748,12 +751,33 @@ struct SampleCase final : DecoderCase {
     return true;
   }
   // Greedy runs the engine's argmax_rows_chunked (ARGMAX_CHUNKED has the NaN and tie patterns);
-  // temperature sampling runs sample_ref on the host in the CUDA engine too (the row's logits are
-  // copied back), so it has no kernel.
-  bool has_gpu() const override { return kCudaBuilt && p.temperature <= 0.0; }
+  // temperature sampling the engine's sample_rows, every draw a row (16 rows a launch).
+  bool has_gpu() const override { return kCudaBuilt; }
   double max_nmse_gpu() const override { return 0.0; }
   bool gpu(std::vector<double>& out) override {
 #if defined(KVGATE_HAVE_CUDA)
+    if (p.temperature > 0.0) {
+      out.clear();
+      for (std::size_t u0 = 0; u0 < us.size(); u0 += 16) {
+        const int m = static_cast<int>(std::min<std::size_t>(16, us.size() - u0));
+        std::vector<float> rows_logits;
+        std::vector<kc::SampleRow> rows(m);
+        for (int r = 0; r < m; ++r) {
+          rows_logits.insert(rows_logits.end(), logits.begin(), logits.end());
+          rows[r] = {p, us[u0 + r]};
+        }
+        auto dl = to_device(rows_logits);
+        auto ids = poisoned_device<int>(m);
+        const std::size_t bytes = kc::sample_workspace_bytes(m, n);
+        auto ws = poisoned_device<char>(bytes);
+        kc::sample_rows(dl->get(), n, rows.data(), m, ids->get(), ws->get(), bytes, nullptr);
+        device_sync();
+        std::vector<int> h(m);
+        ids->download(h.data());
+        out.insert(out.end(), h.begin(), h.end());
+      }
+      return true;
+    }
     // Ties: copy the best logit to a later index, so "lowest id wins" is checked.
     std::vector<float> l = logits;
     int best = 0;
@@ -823,6 +847,10 @@ void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   cases.push_back(std::make_unique<SampleCase>(1000, kk::SamplerParams{.temperature = 0.7, .top_p = 0.9}));
   cases.push_back(std::make_unique<SampleCase>(1000, kk::SamplerParams{.temperature = 1.3, .top_p = 0.95, .top_k = 40}));
   cases.push_back(std::make_unique<SampleCase>(50, kk::SamplerParams{.temperature = 2.0, .top_k = 1}));
+  // Qwen3's vocabulary: the device sampler's sequential passes over many shared-memory chunks.
+  cases.push_back(std::make_unique<SampleCase>(151936, kk::SamplerParams{.temperature = 0.7}));
+  cases.push_back(std::make_unique<SampleCase>(151936, kk::SamplerParams{.temperature = 1.0, .top_p = 0.9}));
+  cases.push_back(std::make_unique<SampleCase>(151936, kk::SamplerParams{.temperature = 0.8, .top_k = 5000}));
 }
 
 std::vector<std::unique_ptr<KernelCase>> make_test_cases() {

@@ -2,8 +2,8 @@
 // generate()/score() queue a request and wait; the worker prefills new requests (chunks of max_rows
 // rows; kivi2: the CPU Session's chunks, prefill_chunk()), then runs one decode step for every
 // active sequence together (one forward over a batch of rows, so throughput grows with the batch),
-// samples each (greedy on the device; temperature through kernels::sample_ref on the row's logits,
-// the CPU path's sampler and Rng stream), and finishes sequences on stop tokens, stop strings or
+// samples each on the device (greedy: the argmax; temperature: kernels::cuda::sample_rows, the CPU
+// path's sampler rule and Rng stream, sampling.h), and finishes sequences on stop tokens, stop strings or
 // the token budget exactly as generate.cpp does. Kernel switches (decoder/kernel_switches.h):
 // "gemm" (the GEMM operand dtype; bf16 default), "attention_splits", "prefill" (tensor_core
 // default, bf16x3, or the generic kernel), "cuda_graphs" (decode steps replayed as CUDA graphs;
@@ -257,18 +257,17 @@ class CudaEngine final : public Engine {
     return accept(r, token);
   }
 
-  // The next token of logits row `row` of the last forward (greedy on the device).
+  // The next token of logits row `row` of the last forward (greedy or sampled on the device).
   int pick(Request& r, int row) {
     if (r.gen.sampler.temperature <= 0.0) {
       std::vector<int> ids(row + 1);
       forward_->argmax(row + 1, ids.data());
       return ids[row];
     }
-    const int vocab = model_->config().vocab_size;
-    host_logits_.resize(static_cast<std::size_t>(row + 1) * vocab);
-    forward_->logits_to_host(row + 1, host_logits_.data());
-    return kernels::sample_ref(host_logits_.data() + static_cast<std::size_t>(row) * vocab, vocab, r.gen.sampler,
-                               r.rng->uniform(), sampler_ws_);
+    const kernels::cuda::SampleRow draw{r.gen.sampler, r.rng->uniform()};
+    int id = -1;
+    forward_->sample(row, {&draw, 1}, &id);
+    return id;
   }
 
   // generate.cpp's stop rules; true when finished.
@@ -308,21 +307,22 @@ class CudaEngine final : public Engine {
     forward_->forward(tokens, seqs, pos, 0, /*greedy=*/true);  // the argmax is part of the step (its graph)
     bool any_sampled = false;
     for (auto& r : active_) any_sampled |= r->gen.sampler.temperature > 0.0;
-    std::vector<int> greedy(b);
+    std::vector<int> greedy(b), sampled(b);
     forward_->ids_to_host(b, greedy.data());
-    const int vocab = model_->config().vocab_size;
-    if (any_sampled) {
-      host_logits_.resize(static_cast<std::size_t>(b) * vocab);
-      forward_->logits_to_host(b, host_logits_.data());
+    if (any_sampled) {  // every row's draw on the device at once (greedy rows take their argmax below)
+      std::vector<kernels::cuda::SampleRow> draws(b);
+      for (int i = 0; i < b; ++i) {
+        const Request& r = *active_[i];
+        draws[i].params = r.gen.sampler;
+        if (r.gen.sampler.temperature > 0.0) draws[i].u = r.rng->uniform();  // one draw a sampled token, as the CPU path
+      }
+      forward_->sample(0, draws, sampled.data());
     }
     std::vector<std::unique_ptr<Request>> still;
     for (int i = 0; i < b; ++i) {
       Request& r = *active_[i];
       ++r.pos;
-      const int token = r.gen.sampler.temperature <= 0.0
-                            ? greedy[i]
-                            : kernels::sample_ref(host_logits_.data() + static_cast<std::size_t>(i) * vocab, vocab,
-                                                  r.gen.sampler, r.rng->uniform(), sampler_ws_);
+      const int token = r.gen.sampler.temperature <= 0.0 ? greedy[i] : sampled[i];
       bool done = false;
       try {
         done = accept(r, token);
@@ -398,7 +398,6 @@ class CudaEngine final : public Engine {
   std::shared_ptr<CudaWeights> weights_;
   std::unique_ptr<CudaForward> forward_;
   std::vector<float> host_logits_;
-  kernels::SamplerWorkspace sampler_ws_;
 
   std::mutex mu_;
   std::condition_variable cv_;

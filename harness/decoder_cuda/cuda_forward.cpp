@@ -235,6 +235,7 @@ CudaForward::~CudaForward() {
   if (host_inputs_) cudaFreeHost(host_inputs_);
   cache_.reset();
   for (void* p : owned_) cudaFree(p);
+  cudaFree(sample_ws_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -454,6 +455,24 @@ void CudaForward::logits_to_host(int rows, float* host) {
 void CudaForward::argmax(int rows, int* host_ids) {
   kc::argmax_rows_chunked(logits_, rows, config_.vocab_size, ids_, argmax_ws_, stream_);
   ids_to_host(rows, host_ids);
+}
+
+void CudaForward::sample(int first_row, std::span<const kc::SampleRow> rows, int* host_ids) {
+  const int n = static_cast<int>(rows.size());
+  if (n == 0) return;
+  const int vocab = config_.vocab_size;
+  const std::size_t need = kc::sample_workspace_bytes(n, vocab);
+  if (sample_ws_bytes_ < need) {
+    KV_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old buffer may still be in use
+    cudaFree(sample_ws_);
+    sample_ws_ = nullptr;
+    sample_ws_bytes_ = 0;
+    KV_CUDA_CHECK(cudaMalloc(&sample_ws_, need));
+    sample_ws_bytes_ = need;
+  }
+  kc::sample_rows(logits_ + static_cast<std::size_t>(first_row) * vocab, vocab, rows.data(), n, ids_, sample_ws_,
+                  sample_ws_bytes_, stream_);
+  ids_to_host(n, host_ids);
 }
 
 void CudaForward::ids_to_host(int rows, int* host_ids) {

@@ -16,6 +16,7 @@
 #include "decoder_cuda.h"
 #include "kv_paged_cuda.h"
 #include "kv_store.h"
+#include "sampling.h"
 
 namespace kvgate::decoder {
 
@@ -101,6 +102,9 @@ class CudaForward {
   void argmax(int rows, int* host_ids);
   // The ids forward(..., greedy = true) computed, for its first `rows` logits rows (waits).
   void ids_to_host(int rows, int* host_ids);
+  // Logits rows first_row .. first_row + rows.size() - 1 drawn on the device with sample_ref's rule
+  // (sampling.h), one SampleRow each, into host_ids (waits).
+  void sample(int first_row, std::span<const kernels::cuda::SampleRow> rows, int* host_ids);
   // Turns graph replay of decode steps on or off from the next forward (benchmarks: both on one cache).
   void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
   // The same for the GEMV path (benchmarks).
@@ -151,6 +155,8 @@ class CudaForward {
   int *inputs_, *tokens_, *seqs_, *pos_, *ids_;  // tokens_/seqs_/pos_/tiles_ live in inputs_ (one copy a step)
   kernels::cuda::AttentionTile* tiles_;
   void* argmax_ws_ = nullptr;
+  void* sample_ws_ = nullptr;  // sample()'s workspace, grown on demand (sampling runs outside graphs)
+  std::size_t sample_ws_bytes_ = 0;
   int* host_inputs_ = nullptr;          // pinned staging of inputs_
   cudaEvent_t inputs_copied_ = nullptr;  // the staging buffer may be rewritten once this completed
   int num_tiles_ = 0, max_tile_rows_ = 0, max_ctx_ = 0, splits_ = 1;

@@ -16,6 +16,8 @@
 //               the 36 layers' weights: separate q/k/v and gate/up GEMMs against the fused ones, the
 //               o/down GEMMs (residual in the epilogue), the lm head, argmax, the small kernels, and
 //               at batches of 1-4 the GEMVs with the kernel before them fused in (gemv.h)
+//   sampling    (--sampling) a sampled step's draw at each of --batches: the host path (copy the logits
+//               back, sample_ref a row at a time) against sample_rows on the device (sampling.h)
 //   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens (chunks of 512) per
 //               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
 //               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
@@ -42,6 +44,7 @@
 #include "kv_format.h"
 #include "kv_paged_cuda.h"
 #include "paged_attention_decode.h"
+#include "sampling.h"
 
 namespace kc = kvgate::kernels::cuda;
 namespace kk = kvgate::kernels;
@@ -302,6 +305,36 @@ void profile(const kvgate::decoder::ModelConfig& cfg, const CudaWeights& w, int 
   std::fflush(stdout);
 }
 
+// A sampled decode step's draw (temperature 0.7, Qwen3's 151,936 logits a row, normal logits of
+// sd 2): the host path the engine took before (copy the rows back, sample_ref a row at a time)
+// against sample_rows on the device (the ids copied back), the same tokens from both.
+void bench_sampling(int batch, int reps) {
+  const int vocab = 151936;
+  kk::DeviceBuffer<float> logits(static_cast<std::size_t>(batch) * vocab);
+  kc::fill_random(logits.get(), static_cast<std::int64_t>(logits.size()), kc::GemmType::kF32, 7, 2.0f, 0.0f, nullptr);
+  std::vector<kc::SampleRow> rows(batch);
+  kvgate::Rng rng(11);
+  for (auto& r : rows) r = {{.temperature = 0.7}, rng.uniform()};
+  std::vector<float> host(logits.size());
+  std::vector<int> host_ids(batch), dev_ids(batch);
+  kk::SamplerWorkspace sws;
+  kk::DeviceBuffer<int> ids(batch);
+  const std::size_t bytes = kc::sample_workspace_bytes(batch, vocab);
+  kk::DeviceBuffer<char> ws(bytes);
+  Timer t;
+  const double host_ms = t.median_ms(1, reps, nullptr, [&] {
+    logits.download(host.data());
+    for (int r = 0; r < batch; ++r)
+      host_ids[r] = kk::sample_ref(host.data() + static_cast<std::size_t>(r) * vocab, vocab, rows[r].params, rows[r].u, sws);
+  });
+  const double dev_ms = t.median_ms(1, reps, nullptr, [&] {
+    kc::sample_rows(logits.get(), vocab, rows.data(), batch, ids.get(), ws.get(), bytes, nullptr);
+    ids.download(dev_ids.data());
+  });
+  std::printf("%6d %12.3f %12.3f %8.1fx %10s\n", batch, host_ms, dev_ms, host_ms / dev_ms, host_ids == dev_ids ? "yes" : "NO");
+  std::fflush(stdout);
+}
+
 kvgate::decoder::ModelConfig qwen3_8b() {
   const nlohmann::json j = {{"architectures", {"Qwen3ForCausalLM"}}, {"model_type", "qwen3"}, {"hidden_size", 4096},
                             {"intermediate_size", 12288}, {"num_hidden_layers", 36}, {"num_attention_heads", 32},
@@ -318,10 +351,11 @@ constexpr const char* kUsage =
     "                         [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]\n"
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
-    "                         [--heads 32,64] [--splits N] [--ncu-step]\n"
+    "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
+    "  --sampling    a sampled step's draw per --batches: the host sampler against the device's\n"
     "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"
     "                (ncu --profile-from-start off; scripts/device/step-profile)\n"
     "Medians of --reps timed runs after warm-up (CUDA events). Header of tests/bench/cuda_decode_bench.cpp: details.\n";
@@ -341,7 +375,7 @@ int main(int argc, char** argv) try {
   std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
   int decode_ctx = 4096, reps = 20, splits = 0;
-  bool ncu_step = false;
+  bool ncu_step = false, sampling = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -398,6 +432,7 @@ int main(int argc, char** argv) try {
     else if (a == "--profile") profile_steps = true;
     else if (a == "--splits") splits = integer(next());
     else if (a == "--ncu-step") ncu_step = true;
+    else if (a == "--sampling") sampling = true;
     else if (a == "--batches") {
       batches.clear();
       for (const auto& b : split(next())) batches.push_back(integer(b));
@@ -442,6 +477,11 @@ int main(int argc, char** argv) try {
         }
       }
 
+  if (sampling) {
+    std::printf("\nsampled draw (temperature 0.7, 151936 logits a row): host (copy + sample_ref) against sample_rows\n");
+    std::printf("%6s %12s %12s %9s %10s\n", "batch", "host_ms", "device_ms", "speed-up", "same_ids");
+    for (int batch : batches) bench_sampling(batch, reps);
+  }
   if (model) {
     const auto cfg = qwen3_8b();
     auto w = CudaWeights::random(cfg, 42, kc::GemmType::kBf16);
