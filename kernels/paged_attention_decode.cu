@@ -769,7 +769,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 // The K/V elements are exact, so every product is exact in fp32 and only the order of the fp32
 // sums differs from decode_kernel. fp16 terms need range: Q is scaled by a power of two per query
 // vector (its largest |q| below 2^14) and P (<= 1) by 2^12, both undone exactly in fp32; a
-// per-token V scale vs enters P as p * vs / sref, sref a power of two >= the scales so far (sref).
+// per-token V scale vs enters P as p * vs / sref, sref a power of two >= the scales so far (below).
 //
 // Fragments (g = lane / 4, c = lane % 4): for S, lane (g, c) holds token g of an n-tile as B,
 // dimensions 32c .. 32c + 31 (k-step ks: k_dim(c, ks) + 0..3, the permutation Q's A fragment uses);
