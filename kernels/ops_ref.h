@@ -152,7 +152,8 @@ void attention_kv_ref(const KvAttentionArgs& a, const KvStore& store, AttentionW
 
 // How the next token is drawn from one row of logits (kvgate's documented sampler):
 //  - temperature 0: greedy, the largest logit, ties to the lowest id; `u` is unused.
-//  - otherwise candidates are ordered by logit (descending, ties by lower id); top_k > 0 keeps the
+//  - otherwise candidates are ordered by logit (descending, ties by lower id; NaN logits after every
+//    number, in id order, with weight 0); top_k > 0 keeps the
 //    first top_k; probabilities p = exp((l - l_max) / temperature) / sum (fp64); top_p < 1 keeps
 //    the shortest prefix whose probability reaches top_p (at least one); then, with M the kept
 //    candidates' summed weight exp(...), the first whose cumulative weight exceeds u * M is drawn.

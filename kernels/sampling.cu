@@ -54,19 +54,20 @@ Layout layout(int rows, int vocab) {
 __device__ __forceinline__ int kept_of(const SamplerParams& p, int n) { return p.top_k > 0 && p.top_k < n ? p.top_k : n; }
 
 // Row r in the high bits; the logit's bits mapped so that an ascending sort is descending in the
-// logit (-0 as +0: the host compares them equal). The sort is stable, so ties keep the lower id first.
+// logit (-0 as +0: the host compares them equal), NaN last (0xffffffff, which no number maps to).
+// The sort is stable, so ties keep the lower id first.
 __global__ void keys_kernel(const float* logits, int vocab, std::int64_t n, u64* keys, int* ids) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const float f = logits[i];
     const std::uint32_t b = __float_as_uint(f == 0.0f ? 0.0f : f);
     const std::uint32_t ascending = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-    keys[i] = (static_cast<u64>(i / vocab) << 32) | static_cast<u64>(~ascending);
+    keys[i] = (static_cast<u64>(i / vocab) << 32) | static_cast<u64>(isnan(f) ? 0xffffffffu : ~ascending);
     ids[i] = static_cast<int>(i % vocab);
   }
 }
 
-// prob[r][i] = exp((l[order[i]] - l[order[0]]) / temperature) in fp64, i < the kept candidates.
+// prob[r][i] = exp((l[order[i]] - l[order[0]]) / temperature) in fp64 (0 for NaN), i < the kept candidates.
 __global__ void weights_kernel(const float* logits, int vocab, const SampleRow* rows, const int* order, double* prob) {
   const int r = blockIdx.y;
   const SamplerParams p = rows[r].params;
@@ -74,8 +75,10 @@ __global__ void weights_kernel(const float* logits, int vocab, const SampleRow* 
   const std::size_t base = static_cast<std::size_t>(r) * vocab;
   const int* o = order + base;
   const double top = logits[base + o[0]];
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kept_of(p, vocab); i += gridDim.x * blockDim.x)
-    prob[base + i] = exp((static_cast<double>(logits[base + o[i]]) - top) / p.temperature);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kept_of(p, vocab); i += gridDim.x * blockDim.x) {
+    const float l = logits[base + o[i]];
+    prob[base + i] = isnan(l) ? 0.0 : exp((static_cast<double>(l) - top) / p.temperature);
+  }
 }
 
 // Thread 0 calls f(w) on w = p[0], p[1], ... in order while it returns true; the block stages kChunk

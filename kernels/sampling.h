@@ -7,9 +7,10 @@
 //   3. per row, the host's sequential fp64 sums in the host's order (the sum, top-p's prefix, the
 //      kept weight, the draw), on one thread reading the weights through shared memory: an fp64
 //      sum in another order could round differently and move a draw across a boundary.
-// Rows with temperature <= 0 take the first candidate (greedy). The one difference from the host:
-// CUDA's fp64 exp may differ from the C library's in the last bit, which moves a draw only when u
-// lands within ~1e-16 of a boundary. NaN logits order differently (the host's order is unspecified).
+// NaN logits come last with weight 0, as on the host. Rows with temperature <= 0 take the first
+// candidate (the largest number; the engine's greedy rows use argmax_rows_chunked, whose rule for
+// NaN differs). The one difference from the host: CUDA's fp64 exp may differ from the C library's
+// in the last bit, which moves a draw only when u lands within ~1e-16 of a boundary.
 // Only in a CUDA build (KVGATE_HAVE_CUDA).
 #pragma once
 #if defined(KVGATE_HAVE_CUDA)

@@ -14,10 +14,16 @@ int sample_ref(const float* logits, int n, const SamplerParams& p, double u, Sam
       if (logits[i] > logits[best]) best = i;  // ties keep the lower id
     return best;
   }
-  // Candidates by logit, descending, ties by lower id; only the first top_k need ordering.
+  // Candidates by logit, descending, ties by lower id, NaN after every number (a strict weak order,
+  // which std::sort needs: NaN comparing false both ways was undefined behaviour); only the first
+  // top_k need ordering.
   ws.order.resize(n);
   for (int i = 0; i < n; ++i) ws.order[i] = i;
-  const auto before = [logits](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  const auto before = [logits](int a, int b) {
+    const bool na = std::isnan(logits[a]), nb = std::isnan(logits[b]);
+    if (na || nb) return na == nb ? a < b : nb;
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
   int kept = n;
   if (p.top_k > 0 && p.top_k < n) {
     kept = p.top_k;
@@ -29,7 +35,8 @@ int sample_ref(const float* logits, int n, const SamplerParams& p, double u, Sam
   const double top = logits[ws.order[0]];
   double sum = 0.0;
   for (int i = 0; i < kept; ++i) {
-    ws.prob[i] = std::exp((static_cast<double>(logits[ws.order[i]]) - top) / p.temperature);
+    const float l = logits[ws.order[i]];
+    ws.prob[i] = std::isnan(l) ? 0.0 : std::exp((static_cast<double>(l) - top) / p.temperature);
     sum += ws.prob[i];
   }
   if (p.top_p < 1.0) {  // the shortest prefix whose probability reaches top_p

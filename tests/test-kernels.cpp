@@ -690,13 +690,14 @@ struct AttentionCase final : DecoderCase {
 struct SampleCase final : DecoderCase {
   int n;
   kk::SamplerParams p;
+  bool nans;  // every 5th logit NaN (from id 3): after every number, weight 0
   std::vector<float> logits;
   std::vector<double> us;
-  SampleCase(int n_, kk::SamplerParams p_) : n(n_), p(p_) {}
+  SampleCase(int n_, kk::SamplerParams p_, bool nans_ = false) : n(n_), p(p_), nans(nans_) {}
   std::string op() const override { return "SAMPLE"; }
   std::string vars() const override {
     char b[96];
-    std::snprintf(b, sizeof b, "n=%d,t=%g,top_p=%g,top_k=%d", n, p.temperature, p.top_p, p.top_k);
+    std::snprintf(b, sizeof b, "n=%d,t=%g,top_p=%g,top_k=%d%s", n, p.temperature, p.top_p, p.top_k, nans ? ",nan" : "");
     return b;
   }
   double max_nmse_twin() const override { return 0.0; }  // the same ids
@@ -706,13 +707,18 @@ struct SampleCase final : DecoderCase {
     logits[n / 2] = logits[n / 3];  // a tie
     logits[1] = -0.0f;              // and -0 against +0, equal to the host's comparison
     logits[2] = 0.0f;
+    if (nans)
+      for (int i = 3; i < n; i += 5) logits[i] = kNaN;
     us.resize(n > 10000 ? 33 : 257);
     for (auto& u : us) u = rng.uniform();
   }
   std::vector<double> reference() override {
     std::vector<std::pair<float, int>> c;
     for (int i = 0; i < n; ++i) c.push_back({logits[i], i});
-    std::stable_sort(c.begin(), c.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    std::stable_sort(c.begin(), c.end(), [](auto& a, auto& b) {
+      const bool na = std::isnan(a.first), nb = std::isnan(b.first);
+      return na != nb ? nb : !na && a.first > b.first;
+    });
     std::vector<double> r;
     for (double u : us) {
       if (p.temperature <= 0) {
@@ -722,7 +728,8 @@ struct SampleCase final : DecoderCase {
       const std::size_t kept0 = p.top_k > 0 ? std::min<std::size_t>(p.top_k, c.size()) : c.size();
       std::vector<double> w;
       double sum = 0;
-      for (std::size_t i = 0; i < kept0; ++i) sum += w.emplace_back(std::exp((double(c[i].first) - c[0].first) / p.temperature));
+      for (std::size_t i = 0; i < kept0; ++i)
+        sum += w.emplace_back(std::isnan(c[i].first) ? 0.0 : std::exp((double(c[i].first) - c[0].first) / p.temperature));
       std::size_t kept = kept0;
       if (p.top_p < 1) {
         double cum = 0;
@@ -851,6 +858,10 @@ void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   cases.push_back(std::make_unique<SampleCase>(151936, kk::SamplerParams{.temperature = 0.7}));
   cases.push_back(std::make_unique<SampleCase>(151936, kk::SamplerParams{.temperature = 1.0, .top_p = 0.9}));
   cases.push_back(std::make_unique<SampleCase>(151936, kk::SamplerParams{.temperature = 0.8, .top_k = 5000}));
+  // NaN logits (a broken KV format's output): last, weight 0; top-k reaching into them, top-p not.
+  cases.push_back(std::make_unique<SampleCase>(1000, kk::SamplerParams{.temperature = 1.0}, true));
+  cases.push_back(std::make_unique<SampleCase>(40, kk::SamplerParams{.temperature = 1.5, .top_k = 38}, true));
+  cases.push_back(std::make_unique<SampleCase>(1000, kk::SamplerParams{.temperature = 0.9, .top_p = 0.8}, true));
 }
 
 std::vector<std::unique_ptr<KernelCase>> make_test_cases() {
