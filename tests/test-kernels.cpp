@@ -37,10 +37,7 @@ using namespace kcase;
 namespace {
 
 #if defined(KVGATE_HAVE_CUDA)
-constexpr bool kCudaBuilt = true;
 namespace kc = kvgate::kernels::cuda;
-#else
-constexpr bool kCudaBuilt = false;
 #endif
 
 
@@ -144,7 +141,7 @@ struct EmbeddingCase final : DecoderCase {
     kk::embedding_ref(table.data(), dim, ids.data(), n, o.data());
     return copy_out(o, o.size(), out);
   }
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   double max_nmse_gpu() const override { return 0.0; }
   bool gpu(std::vector<double>& out) override {
     return gpu_floats(static_cast<std::size_t>(n) * dim, out, [&](float* o) {
@@ -189,7 +186,7 @@ struct AddSwigluCase final : DecoderCase {
     }
     return copy_out(o, n, out);
   }
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   double max_nmse_gpu() const override { return swiglu ? 1e-12 : 0.0; }  // expf's last bit
   bool gpu(std::vector<double>& out) override {
     return gpu_floats(n, out, [&](float* o) {
@@ -235,7 +232,7 @@ struct RmsNormCase final : DecoderCase {
     kk::rmsnorm_ref(x.data(), w.data(), rows, dim, 1e-6f, o.data());
     return copy_out(o, x.size(), out);
   }
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   double max_nmse_gpu() const override { return 1e-13; }
   bool gpu(std::vector<double>& out) override {
     return gpu_floats(x.size(), out, [&](float* o) {
@@ -261,7 +258,7 @@ struct MatmulCase final : DecoderCase {
     return "rows=" + std::to_string(rows) + ",k=" + std::to_string(k) + ",cols=" + std::to_string(cols) + (bias ? ",bias" : "") +
            (bf16 ? ",bf16" : "");
   }
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   // Exact products (bf16 x bf16 fits fp32) and fp32 sums in another order.
   double max_nmse_gpu() const override { return 1e-11; }
   bool gpu(std::vector<double>& out) override {
@@ -418,7 +415,7 @@ struct GemvCase final : DecoderCase {
     for (std::size_t i = 0; i < outputs(); ++i) act.data()[i] = kk::bf16_to_f32(kk::f32_to_bf16(act.data()[i]));
     return y.guards_intact() && copy_out(act, act.size(), out);
   }
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   bool gpu(std::vector<double>& out) override {
 #if defined(KVGATE_HAVE_CUDA)
     auto dw = to_device(bf16_bits(w));
@@ -557,7 +554,7 @@ struct RopeCase final : DecoderCase {
     kk::rope_ref(o.data(), rows, heads, head_dim, pos.data(), inv.data(), 1.0f);
     return copy_out(o, x.size(), out);
   }
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   double max_nmse_gpu() const override { return 1e-14; }
   bool gpu(std::vector<double>& out) override {
     return gpu_floats(x.size(), out, [&](float* o) {
@@ -759,7 +756,7 @@ struct SampleCase final : DecoderCase {
   }
   // Greedy runs the engine's argmax_rows_chunked (ARGMAX_CHUNKED has the NaN and tie patterns);
   // temperature sampling the engine's sample_rows, every draw a row (16 rows a launch).
-  bool has_gpu() const override { return kCudaBuilt; }
+  bool has_gpu() const override { return kCuda; }
   double max_nmse_gpu() const override { return 0.0; }
   bool gpu(std::vector<double>& out) override {
 #if defined(KVGATE_HAVE_CUDA)

@@ -460,6 +460,10 @@ void CudaForward::argmax(int rows, int* host_ids) {
 void CudaForward::sample(int first_row, std::span<const kc::SampleRow> rows, int* host_ids) {
   const int n = static_cast<int>(rows.size());
   if (n == 0) return;
+  if (first_row < 0 || first_row + n > o_.max_rows)
+    throw Error("CudaForward::sample: logits rows " + std::to_string(first_row) + ".." + std::to_string(first_row + n - 1) +
+                    " outside the " + std::to_string(o_.max_rows) + " the forward holds",
+                kExitInternal);
   const int vocab = config_.vocab_size;
   const std::size_t need = kc::sample_workspace_bytes(n, vocab);
   if (sample_ws_bytes_ < need) {
