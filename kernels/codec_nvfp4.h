@@ -39,9 +39,11 @@ KV_HD std::uint8_t f32_to_e2m1(float v) {
 }
 
 KV_HD float e2m1_to_f32(std::uint8_t code) {
-  const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  const float v = mag[code & 7u];
-  return (code & 8u) ? -v : v;
+  // 0, 0.5, then (1 + m/2) 2^(e-1) for e = (code >> 1) & 3 in 1..3, m = code & 1: bits, not a table
+  // (a local array is local memory in a kernel).
+  const std::uint32_t c = code & 7u;
+  const std::uint32_t mag = c < 2u ? c * 0x3f000000u : (((c >> 1) + 126u) << 23) | ((c & 1u) << 22);
+  return bits_f32(mag | (static_cast<std::uint32_t>(code & 8u) << 28));
 }
 
 // One 16-element block: writes 8 data bytes and returns the E4M3 block scale.

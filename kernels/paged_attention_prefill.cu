@@ -5,8 +5,8 @@
 // of one KV head) and one split of their pages; warp w owns tile w as the 16 rows of an
 // mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its 4 tiles into
 // shared memory as bf16 terms (see below): plain formats 16 bytes a thread at a time, all loads
-// issued first; codec formats staged, then one slot per thread through the codec functions
-// (paged_page_decode.cuh's decode_slot). Each warp computes S = Q K^T (16 x 64),
+// issued first; codec formats staged, then a warp per token slot, each lane two element pairs
+// (codec_pair below). Each warp computes S = Q K^T (16 x 64),
 // masks it (causal, window), runs the online softmax in fp32 registers and accumulates O += P V
 // (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
 // and paged_attention() merges the splits with the same combine kernel.
@@ -16,11 +16,19 @@
 // x0 + x1 + x2 equals x to 2^-24 relative; a product a.b is the sum of the term products ai.bj
 // with i + j < terms, accumulated in fp32 by the tensor cores. Exact mode (the default) keeps 3
 // terms for Q and P and i + j <= 2 (bf16x6): the dropped products are below 2^-24 of a.b, the fp32
-// kernels' own rounding. Decoded K/V values need fewer terms where they are exact: bf16 elements
-// and fp8 codes (the per-tensor scale multiplies the score and the output instead) are one bf16
-// term, fp16 two; so the bf16 cache costs 3 MMAs per product, like bf16x3. The "bf16x3" switch keeps
-// 2 terms and i + j <= 1 (hi.hi + hi.lo + lo.hi): 2^-16 per product, measured in docs. The softmax,
-// its rescaling and the final normalization are fp32 as in the generic kernel.
+// kernels' own rounding. Decoded K/V values need fewer terms where they are exact: bf16 elements,
+// fp8 codes (the per-tensor scale multiplies the score and the output instead), the per-token-head
+// formats' codes (int4: code - zero point; the token's K scale multiplies its score, its V scale its
+// p before the split) and nvfp4's e2m1 x block scale (6 significant bits; the tensor scale as fp8's)
+// are one bf16 term, fp16 and q4_0's (code - 8) x d two, any other fp32 value three; so the bf16 cache
+// costs 3 MMAs per product, like bf16x3. The "bf16x3" switch keeps 2 terms and i + j <= 1 (hi.hi +
+// hi.lo + lo.hi): 2^-16 per product, measured in docs. The softmax, its rescaling and the final
+// normalization are fp32 as in the generic kernel.
+//
+// Rotations (int4_per_token_head's randomized Hadamard transform, q8_0/q4_0's block rotations,
+// TurboQuant's MSE keys) are linear, so as in the decode kernel they move off the tokens: K's onto Q
+// (q . H y = (H q) . y, H symmetric), V's onto the accumulator before it is written (sum p H y =
+// H sum p y), once per tile instead of once per token and query block.
 #include <algorithm>
 #include <cstdint>
 
@@ -45,25 +53,88 @@ static_assert(kMaxTileQ == 16, "a tile is the 16 rows of one mma fragment");
 
 constexpr int kTerms = 3;  // bf16 terms of Q and P (exact mode)
 
-// bf16 terms of a decoded K/V element: bf16 elements and fp8 codes (scale applied outside) are exact
-// in one, fp16 in two (11 significant bits), any other fp32 value needs three.
+// bf16 terms of a decoded K/V element (header: Exactness).
 template <KvFamily F>
 constexpr int kv_terms() {
-  return F == KvFamily::kBf16 || F == KvFamily::kFp8Tensor ? 1 : F == KvFamily::kF16 ? 2 : 3;
+  switch (F) {
+    case KvFamily::kBf16: case KvFamily::kFp8Tensor: case KvFamily::kFp8Pth: case KvFamily::kInt8Pth:
+    case KvFamily::kInt4Pth: case KvFamily::kNvfp4: return 1;
+    case KvFamily::kF16: case KvFamily::kQ4_0: return 2;
+    default: return 3;
+  }
+}
+// The tiles hold codes; each token's K scale multiplies its score, its V scale its p.
+template <KvFamily F>
+constexpr bool token_scales() {
+  return F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth || F == KvFamily::kInt4Pth;
+}
+// A per-tensor scale per KV head outside the tiles: multiplies the scores (K) and the output (V).
+template <KvFamily F>
+constexpr bool tensor_scales() {
+  return F == KvFamily::kFp8Tensor || F == KvFamily::kNvfp4;
+}
+// Families whose codec may rotate K or V (header: Rotations).
+template <KvFamily F>
+constexpr bool may_rotate() {
+  return F == KvFamily::kInt4Pth || F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0 || F == KvFamily::kTqMse;
+}
+
+// The rotations moved off the tokens: Q's Hadamard block size (0: none), the signs applied to q
+// before it and the multiplier after; the output's block size, then output element j's multiplier.
+struct Rotations {
+  int q_block = 0, o_block = 0;
+  const float* q_signs = nullptr;
+  float q_mul = 1.0f;
+};
+template <KvFamily F, int D>
+__device__ Rotations rotations(const KvLayerCodec& c) {
+  if constexpr (F == KvFamily::kInt4Pth) {  // x = s .* (H y) / d
+    if (c.signs) return {D, D, c.signs, 1.0f / D};
+  } else if constexpr (F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0) {  // x = (H_n / sqrt(n)) y per block
+    return {c.k_rot, c.v_rot, nullptr, c.k_rot ? rsqrtf(static_cast<float>(c.k_rot)) : 1.0f};
+  } else if constexpr (F == KvFamily::kTqMse) {  // keys: k = (H / sqrt(d)) (n c)
+    return {D, 0, nullptr, rsqrtf(static_cast<float>(D))};
+  }
+  return {};
+}
+template <KvFamily F, int D>
+__device__ __forceinline__ float out_multiplier(const KvLayerCodec& c, int kvh, int j) {
+  if constexpr (tensor_scales<F>()) return c.v_scales[kvh];
+  else if constexpr (F == KvFamily::kInt4Pth) return c.signs ? c.signs[j] * (1.0f / D) : 1.0f;
+  else if constexpr (F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0) return c.v_rot ? rsqrtf(static_cast<float>(c.v_rot)) : 1.0f;
+  else return 1.0f;
+}
+
+// x <- H_n x (unnormalized) on each n-element block of `rows` rows of D floats in shared memory, by
+// the threads [0, threads) starting at `tid` (n a power of two; 0 or 1: nothing). sync: the barrier
+// between butterfly stages (the block's or the warp's).
+template <int D, class Sync>
+__device__ void fwht_rows(float* x, int rows, int n, int tid, int threads, Sync sync) {
+  for (int h = 1; h < n; h <<= 1) {
+    for (int idx = tid; idx < rows * D / 2; idx += threads) {
+      const int b = idx % (D / 2), i = ((b & ~(h - 1)) << 1) | (b & (h - 1));
+      float* r = x + (idx / (D / 2)) * D;
+      const float u = r[i], w = r[i + h];
+      r[i] = u + w;
+      r[i + h] = u - w;
+    }
+    sync();
+  }
 }
 
 // Shared memory: bf16 K and V term tiles [NB][64][D + 8] (the pad makes fragment loads
-// conflict-free), Q fragments [warp][D/16][lane][3 terms] (uint4 each), then for codec formats one
-// fp32 tile [64][D + 1] (K, then V) that decode_slot writes and the raw K and V bytes of the page.
+// conflict-free), Q fragments [warp][D/16][lane][3 terms] (uint4 each), then for codec formats the
+// tokens' K and V scales [2][64] (per-token-head formats) and the raw K and V bytes of the page. The
+// term tiles double as fp32 scratch [64][D] for the rotated queries and outputs.
 template <int D, int NB>
 struct Smem {
   static constexpr int ld = D + 8;
   static constexpr int tile = kTile * ld;  // bf16 elements
   static constexpr int q_uint4 = kWarps * (D / 16) * 32 * kTerms;
   static constexpr int fixed_bytes = 2 * NB * tile * 2 + q_uint4 * 16;
-  static constexpr int f32_ld = D + 1;
+  static_assert(2 * NB * tile * 2 >= kWarps * 16 * D * 4, "the term tiles hold the fp32 scratch");
   static int bytes(bool staged, int k_bytes, int v_bytes) {
-    return fixed_bytes + (staged ? kTile * f32_ld * 4 + kTile * (k_bytes + v_bytes) + 16 : 0);
+    return fixed_bytes + (staged ? 2 * kTile * 4 + kTile * (k_bytes + v_bytes) + 16 : 0);
   }
 };
 
@@ -135,15 +206,82 @@ __device__ __forceinline__ void stage_all(std::uint8_t* dst, const std::uint8_t*
     if (threadIdx.x + u * kThreads < n) o[threadIdx.x + u * kThreads] = r[u];
 }
 
+// Two E4M3 codes (2-byte aligned) widened by the hardware: exact, as fp8_e4m3_to_f32.
+__device__ __forceinline__ void e4m3_pair(const std::uint8_t* p, float& x0, float& x1) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(*reinterpret_cast<const __nv_fp8x2_storage_t*>(p), __NV_E4M3);
+  const float2 f = __half22float2(__half2(h));
+  x0 = f.x, x1 = f.y;
+}
+
+// Lane `lane`'s elements of one staged slot (x[2k], x[2k + 1] = elements 64k + 2 lane, + 1), in the
+// codec's arithmetic but before its rotation (rotations()); per-token-head formats give the codes
+// (int4: code - zero point) and the token's scale. The same values as kv_codecs.h's decoders.
+template <KvFamily F, int D>
+__device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int kvh, const std::uint8_t* s, int lane,
+                                          float (&x)[D / 32], float& scale) {
+#pragma unroll
+  for (int k = 0; k < D / 64; ++k) {
+    const int j = 64 * k + 2 * lane;
+    float& x0 = x[2 * k];
+    float& x1 = x[2 * k + 1];
+    if constexpr (F == KvFamily::kFp8Pth) {
+      e4m3_pair(s + j, x0, x1);
+    } else if constexpr (F == KvFamily::kInt8Pth) {
+      x0 = static_cast<float>(static_cast<std::int8_t>(s[j])), x1 = static_cast<float>(static_cast<std::int8_t>(s[j + 1]));
+    } else if constexpr (F == KvFamily::kInt4Pth) {
+      const float zp = static_cast<float>(s[D / 2] & 0xFu);  // the scale word's low nibble
+      x0 = static_cast<float>(s[j / 2] & 0xFu) - zp, x1 = static_cast<float>(s[j / 2] >> 4) - zp;
+    } else if constexpr (F == KvFamily::kNvfp4) {  // e2m1 x the block's E4M3 scale: exact in bf16
+      const float sb = fp8_e4m3_to_f32(s[D / 2 + j / kNvfp4Block]);
+      x0 = e2m1_to_f32(s[j / 2] & 0xFu) * sb, x1 = e2m1_to_f32(s[j / 2] >> 4) * sb;
+    } else if constexpr (F == KvFamily::kQ8_0) {
+      const std::uint8_t* b = s + (j / kGgmlBlock) * kQ8_0Bytes;
+      const float d = f16_to_f32(load_u16_le(b));
+      x0 = static_cast<float>(static_cast<std::int8_t>(b[2 + j % kGgmlBlock])) * d;
+      x1 = static_cast<float>(static_cast<std::int8_t>(b[2 + j % kGgmlBlock + 1])) * d;
+    } else if constexpr (F == KvFamily::kQ4_0) {  // element i in the low nibble of qs[i], i + 16 in the high
+      const std::uint8_t* b = s + (j / kGgmlBlock) * kQ4_0Bytes;
+      const float d = f16_to_f32(load_u16_le(b));
+      const int i = j % kGgmlBlock, sh = i < kGgmlBlock / 2 ? 0 : 4, q = i % (kGgmlBlock / 2);
+      x0 = static_cast<float>(((b[2 + q] >> sh) & 0xF) - 8) * d;
+      x1 = static_cast<float>(((b[3 + q] >> sh) & 0xF) - 8) * d;
+    } else if (!is_k) {  // TurboQuant values: q * scale16 + min16
+      const int nb = packed_bytes(D, c.value_bits);
+      const float vs = f16_to_f32(load_u16_le(s + nb)), vz = f16_to_f32(load_u16_le(s + nb + 2));
+      x0 = static_cast<float>(unpack_code_le(s, j, c.value_bits)) * vs + vz;
+      x1 = static_cast<float>(unpack_code_le(s, j + 1, c.value_bits)) * vs + vz;
+    } else if constexpr (F == KvFamily::kTqFp8Key) {
+      e4m3_pair(s + j, x0, x1);
+    } else {  // TurboQuant MSE keys: centroids, times the norm (corrected by the centroids' own norm)
+      x0 = c.centroids[unpack_code_le(s, j, c.key_bits)], x1 = c.centroids[unpack_code_le(s, j + 1, c.key_bits)];
+    }
+  }
+  if constexpr (F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth) scale = load_f32_le(s + D);
+  else if constexpr (F == KvFamily::kInt4Pth) scale = bits_f32(load_u32_le(s + D / 2) & ~0xFu);
+  else if constexpr (F == KvFamily::kTqMse) {
+    if (is_k) {
+      float ss = 0.0f;
+#pragma unroll
+      for (int e = 0; e < D / 32; ++e) ss += x[e] * x[e];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+      const float n = f16_to_f32(load_u16_le(s + packed_bytes(D, c.key_bits)));
+      const float m = c.norm_correction ? n * (1.0f / sqrtf(ss + 1e-16f)) : n;
+#pragma unroll
+      for (int e = 0; e < D / 32; ++e) x[e] *= m;
+    }
+  }
+}
+
 // Page -> bf16 term tiles (ks[k], vs[k] = base + k * tile). Plain formats element pairs straight from
 // global memory (fp8 per tensor as codes: the scale is applied to scores and output); codec formats
-// one slot per thread through the codec into the fp32 tile, K then V, then split. Tokens >= valid
-// become zeros.
+// from the staged bytes through codec_row, with the per-token-head formats' scales in tok_scale
+// [K 64][V 64]. Tokens >= valid become zeros (scale 0).
 template <KvFamily F, int D>
 __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
-                              __nv_bfloat16* kt, __nv_bfloat16* vt, float* f32) {
+                              __nv_bfloat16* kt, __nv_bfloat16* vt, float* tok_scale) {
   using S = Smem<D, kv_terms<F>()>;
-  constexpr int NB = kv_terms<F>(), ld = S::ld, pairs = D / 2;
+  constexpr int NB = kv_terms<F>(), ld = S::ld;
   if constexpr (elementwise_family<F>()) {
     // Chunks of 8 elements (16 bytes of bf16/fp16, 8 of fp8): consecutive threads read consecutive
     // chunks of a row (coalesced), every load of a tensor issued before the first is used.
@@ -200,23 +338,24 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
       }
     }
   } else {
-    constexpr int fld = S::f32_ld;
+    // A warp per token slot, K then V; lane l holds elements 2l, 2l + 1 (+ 64, 65 at d 128).
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
     for (int pass = 0; pass < 2; ++pass) {
       const bool is_k = pass == 0;
-      if (threadIdx.x < kTile) {
-        const int t = threadIdx.x;
-        float* row = f32 + t * fld;
-        if (t < valid) page_decode::decode_slot<F>(c, is_k, kvh, is_k ? k_src + t * c.k_bytes : v_src + t * c.v_bytes, row);
-        else
-          for (int j = 0; j < D; ++j) row[j] = 0.0f;
-      }
-      __syncthreads();
+      const std::uint8_t* src = is_k ? k_src : v_src;
+      const int bytes = is_k ? c.k_bytes : c.v_bytes;
       __nv_bfloat16* dst = is_k ? kt : vt;
-      for (int i = threadIdx.x; i < kTile * pairs; i += kThreads) {
-        const int t = i / pairs, j = 2 * (i % pairs);
-        store_terms<NB>(dst, S::tile, t * ld + j, f32[t * fld + j], f32[t * fld + j + 1]);
+      for (int t = warp; t < kTile; t += kWarps) {  // warp-uniform
+        float x[D / 32], scale = 0.0f;
+#pragma unroll
+        for (int e = 0; e < D / 32; ++e) x[e] = 0.0f;
+        if (t < valid) codec_row<F, D>(c, is_k, kvh, src + t * bytes, lane, x, scale);
+#pragma unroll
+        for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, t * ld + 64 * k + 2 * lane, x[2 * k], x[2 * k + 1]);
+        if constexpr (token_scales<F>())
+          if (lane == 0) tok_scale[pass * kTile + t] = scale;
       }
-      __syncthreads();
     }
   }
 }
@@ -231,8 +370,9 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
   __nv_bfloat16* kt = reinterpret_cast<__nv_bfloat16*>(smem4);  // [NB][64][ld]
   __nv_bfloat16* vt = kt + NB * S::tile;
   uint4* qf = reinterpret_cast<uint4*>(vt + NB * S::tile);  // [warp][ks][lane][kTerms]
-  float* f32 = reinterpret_cast<float*>(qf + S::q_uint4);
-  std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(f32 + kTile * S::f32_ld);
+  float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);  // [K 64][V 64] (staged formats)
+  float* scratch = reinterpret_cast<float*>(kt);                   // fp32 [64][D] outside the page loop
+  std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(tok_scale + 2 * kTile);
   raw_k += (16 - reinterpret_cast<std::uintptr_t>(raw_k) % 16) % 16;
   std::uint8_t* raw_v = raw_k + kTile * c.k_bytes;
   __shared__ int w_seq[kWarps], w_lo[kWarps], w_hi[kWarps];
@@ -244,9 +384,10 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
   const int group = a.heads / a.kv_heads, qw = a.heads * D;
   const AttentionTile tl = has_tile ? a.tiles[ti] : AttentionTile{-1, 0, 0};
   const int nq = tl.rows * group;
-  // fp8 per tensor: K/V tiles hold the codes; the scales multiply the scores and the output.
-  const float k_mul = F == KvFamily::kFp8Tensor ? c.k_scales[kvh] : 1.0f;
-  const float v_mul = F == KvFamily::kFp8Tensor ? c.v_scales[kvh] : 1.0f;
+  // fp8 per tensor, nvfp4: the K/V tiles leave out the per-tensor scales; they multiply the scores
+  // and the output.
+  const float k_mul = tensor_scales<F>() ? c.k_scales[kvh] : 1.0f;
+  const Rotations rot = rotations<F, D>(c);
 
   // This thread's two fragment rows (query vectors g and g + 8): visible tokens [first, last].
   int first[2], last[2];
@@ -256,6 +397,23 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
     last[r] = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     first[r] = a.window > 0 ? max(0, last[r] - a.window + 1) : 0;
   }
+  // K's rotation moved onto Q: the block's 64 query vectors through the scratch, signs first, then
+  // the butterflies (block-uniform: the codec's).
+  const bool q_rotated = may_rotate<F>() && rot.q_block > 1;
+  if (q_rotated) {
+    for (int i = threadIdx.x; i < kWarps * 16 * D; i += kThreads) {
+      const int w = i / (16 * D), qi = i / D % 16, j = i % D, t = blockIdx.z * kWarps + w;
+      float x = 0.0f;
+      if (t < a.num_tiles) {
+        const AttentionTile o = a.tiles[t];
+        if (qi < o.rows * group)
+          x = a.q[static_cast<std::int64_t>(o.row0 + qi / group) * qw + (kvh * group + qi % group) * D + j] * (rot.q_signs ? rot.q_signs[j] : 1.0f);
+      }
+      scratch[i] = x;
+    }
+    __syncthreads();
+    fwht_rows<D>(scratch, kWarps * 16, rot.q_block, threadIdx.x, kThreads, [] { __syncthreads(); });
+  }
   // Q fragments (3 terms) of this warp's tile, laid out per lane.
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
@@ -264,9 +422,13 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
     for (int e = 0; e < 4; ++e) {
       const int qi = g + 8 * (e & 1), col = ks * 16 + 2 * cq + 8 * (e >> 1);
       float2 x = make_float2(0.0f, 0.0f);
-      if (qi < nq)
+      if (q_rotated) {
+        x = *reinterpret_cast<const float2*>(scratch + (warp * 16 + qi) * D + col);
+        x.x *= rot.q_mul, x.y *= rot.q_mul;
+      } else if (qi < nq) {
         x = *reinterpret_cast<const float2*>(a.q + static_cast<std::int64_t>(tl.row0 + qi / group) * qw +
                                              (kvh * group + qi % group) * D + col);
+      }
       split_terms<kTerms>(x.x, x.y, t[e]);
     }
 #pragma unroll
@@ -311,7 +473,7 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
         k_src = raw_k;
         v_src = raw_v;
       }
-      page_to_terms<F, D>(c, kvh, k_src, v_src, min(kTile, hi_tok - p * kTile), kt, vt, f32);
+      page_to_terms<F, D>(c, kvh, k_src, v_src, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
       __syncthreads();
       const int t0 = p * kTile;
       if (mine && t0 < w_hi[warp] && t0 + kTile > w_lo[warp]) {
@@ -327,23 +489,27 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
             const uint4 u = qf[((warp * KS + ks) * 32 + lane) * kTerms + k];
             q[k][0] = u.x, q[k][1] = u.y, q[k][2] = u.z, q[k][3] = u.w;
           }
+          // The 8 n-tiles' fragments first, then each term product across them: consecutive mmas
+          // write different accumulators instead of waiting on each other (each accumulator still
+          // sums its products in the same order).
+          std::uint32_t b[8][NB][2];
 #pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            const int off = (n * 8 + g) * ld + ks * 16 + 2 * cq;
-            std::uint32_t b[NB][2];
+          for (int n = 0; n < 8; ++n)
 #pragma unroll
             for (int j = 0; j < NB; ++j) {
-              b[j][0] = *reinterpret_cast<const std::uint32_t*>(kt + j * S::tile + off);
-              b[j][1] = *reinterpret_cast<const std::uint32_t*>(kt + j * S::tile + off + 8);
+              const int off = (n * 8 + g) * ld + ks * 16 + 2 * cq;
+              b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kt + j * S::tile + off);
+              b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kt + j * S::tile + off + 8);
             }
 #pragma unroll
-            for (int sum = kTerms - 1; sum >= 0; --sum)
+          for (int sum = kTerms - 1; sum >= 0; --sum)
 #pragma unroll
-              for (int i = 0; i < kTerms; ++i) {
-                const int j = sum - i;
-                if (j >= 0 && j < NB && sum < na) mma(s[n], q[i], b[j][0], b[j][1]);
-              }
-          }
+            for (int i = 0; i < kTerms; ++i) {
+              const int j = sum - i;
+              if (j >= 0 && j < NB && sum < na)
+#pragma unroll
+                for (int n = 0; n < 8; ++n) mma(s[n], q[i], b[n][j][0], b[n][j][1]);
+            }
         }
         // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad).
         float mx[2] = {-INFINITY, -INFINITY};
@@ -353,7 +519,8 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
           for (int e = 0; e < 4; ++e) {
             const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
             float x = s[n][e];
-            if constexpr (F == KvFamily::kFp8Tensor) x *= k_mul;
+            if constexpr (tensor_scales<F>()) x *= k_mul;
+            if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
             s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
             mx[r] = fmaxf(mx[r], s[n][e]);
           }
@@ -382,6 +549,14 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
           o[n][0] *= alpha[0], o[n][1] *= alpha[0];
           o[n][2] *= alpha[1], o[n][3] *= alpha[1];
         }
+        // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
+        if constexpr (token_scales<F>()) {
+#pragma unroll
+          for (int n = 0; n < 8; ++n) {
+            const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
+            s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
+          }
+        }
         // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
@@ -394,21 +569,28 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
           for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
           const int mt = lane >> 3;  // the 8x8 matrix this lane addresses
           const int row = kk * 16 + (mt & 1) * 8 + (lane & 7);
+          // Groups of 4 n2 (8 accumulators), fragments first, as for S.
+          constexpr int G = 4;
 #pragma unroll
-          for (int n2 = 0; n2 < D / 16; ++n2) {
-            const int off = row * ld + n2 * 16 + (mt >> 1) * 8;
-            std::uint32_t b[NB][4];
+          for (int n0 = 0; n0 < D / 16; n0 += G) {
+            std::uint32_t b[G][NB][4];
 #pragma unroll
-            for (int j = 0; j < NB; ++j) ldmatrix_x4_trans(vt + j * S::tile + off, b[j][0], b[j][1], b[j][2], b[j][3]);
+            for (int u = 0; u < G; ++u)
+#pragma unroll
+              for (int j = 0; j < NB; ++j)
+                ldmatrix_x4_trans(vt + j * S::tile + row * ld + (n0 + u) * 16 + (mt >> 1) * 8, b[u][j][0], b[u][j][1], b[u][j][2],
+                                  b[u][j][3]);
 #pragma unroll
             for (int sum = kTerms - 1; sum >= 0; --sum)
 #pragma unroll
               for (int i = 0; i < kTerms; ++i) {
                 const int j = sum - i;
-                if (j >= 0 && j < NB && sum < na) {
-                  mma(o[2 * n2], P[i], b[j][0], b[j][1]);
-                  mma(o[2 * n2 + 1], P[i], b[j][2], b[j][3]);
-                }
+                if (j >= 0 && j < NB && sum < na)
+#pragma unroll
+                  for (int u = 0; u < G; ++u) {
+                    mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
+                    mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
+                  }
               }
           }
         }
@@ -429,14 +611,35 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int qi = g + 8 * r;
-    if (qi >= nq) continue;
-    if (cq == 0) {
+    if (qi < nq && cq == 0) {
       a.workspace[2 * (base + qi)] = m[r];
       a.workspace[2 * (base + qi) + 1] = l[r];
     }
+  }
+  if (may_rotate<F>() && rot.o_block > 1) {
+    // V's rotation on the accumulator: the warp's 16 rows through its part of the scratch (free
+    // since the page loop's last barrier), butterflies, then the multiplier of each element.
+    float* so = scratch + warp * 16 * D;
 #pragma unroll
-    for (int n = 0; n < NT; ++n)
-      *reinterpret_cast<float2*>(wacc + (base + qi) * D + n * 8 + 2 * cq) = make_float2(o[n][2 * r] * v_mul, o[n][2 * r + 1] * v_mul);
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+        *reinterpret_cast<float2*>(so + (g + 8 * r) * D + n * 8 + 2 * cq) = make_float2(o[n][2 * r], o[n][2 * r + 1]);
+    __syncwarp();
+    fwht_rows<D>(so, 16, rot.o_block, lane, 32, [] { __syncwarp(); });
+    for (int i = lane; i < nq * D; i += 32) wacc[base * D + i] = so[i] * out_multiplier<F, D>(c, kvh, i % D);
+    return;
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int qi = g + 8 * r;
+    if (qi >= nq) continue;
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      const int j = n * 8 + 2 * cq;
+      *reinterpret_cast<float2*>(wacc + (base + qi) * D + j) =
+          make_float2(o[n][2 * r] * out_multiplier<F, D>(c, kvh, j), o[n][2 * r + 1] * out_multiplier<F, D>(c, kvh, j + 1));
+    }
   }
 }
 

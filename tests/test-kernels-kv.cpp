@@ -765,6 +765,16 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 400, 9, 16, 2, 128, 100, 3));
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 1100, 33, 2, 2, 64, 0, 1));
   }
+  // Per-token scales on the prefill path (tiles of codes; K's scale on the score, V's on p): token
+  // magnitudes that rise and fall across pages, over two sequences with a rotation (int4's default)
+  // and without.
+  for (const auto& [f, p] : std::vector<std::pair<std::string, json>>{
+           {"fp8_per_token_head", json::object()}, {"int8_per_token_head", json::object()},
+           {"int4_per_token_head", json::object()}, {"int4_per_token_head", {{"hadamard", false}}}}) {
+    auto pc = std::make_unique<PagedAttentionCase>(f, p, 2, 700, 29, 8, 2, 128);
+    pc->spread = true;
+    cases.push_back(std::move(pc));
+  }
   // The same shape on the generic kernel ({"prefill": "generic"}: its error against the twin is the
   // reference) and in bf16x3 mode ({"prefill": "bf16x3"}: 2^-16 per product, a looser bound);
   // docs/cuda-decoder.md, Numerics, compares the three.

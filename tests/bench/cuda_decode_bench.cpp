@@ -21,6 +21,11 @@
 //   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens (chunks of 512) per
 //               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
 //               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
+//   prefill attention  (--prefill-attention N[,M...], no model needed) one 512-row chunk's attention
+//               alone at the end of an N-token sequence, per --prefill-formats and --prefill-kernels:
+//               time per launch, TFLOPS (4 x head_dim flops per query vector and visible token; the
+//               exact mode's extra term products not counted) and what the attention of a whole
+//               N-token prefill of the 36-layer model would take at that rate
 //
 // Options: kUsage below (cuda-decode-bench --help).
 // Prints tables; medians of --reps timed runs after warm-up, CUDA events.
@@ -110,21 +115,9 @@ struct AttnResult {
   double ms, bytes, tbps;
 };
 
-// Decode attention over `total` cached tokens split into sequences of `ctx`.
-// split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
-// heads: query heads over 8 KV heads (32: Qwen3-8B's GQA 4; 64: Qwen3-32B's GQA 8).
-AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
-                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32) {
-  if (split_ctx <= 0) split_ctx = ctx;
-  const int kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
-  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
-  kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
-  for (int s = 0; s < batch; ++s) cache.reserve(s, ctx);
-  cache.sync_block_table(nullptr);
-  const kc::KvLayerCodec& lc = cache.codec(0);
-  if (kernel == kc::DecodeKernel::kTensorCore && !kc::decode_tensor_core_takes(lc)) return {format, ctx, -1.0, 0.0, 0.0};
-  // Fill the cache with random K/V, 4096 rows at a time.
-  const int chunk = 4096;
+// Random K/V (sd 2 and 1) through kv_write into every sequence of `cache` up to ctx tokens, 4096 rows at a time.
+void fill_cache(kc::PagedKvCache& cache, const kc::KvLayerCodec& lc, int batch, int ctx) {
+  const int kv_heads = 8, d = 128, chunk = 4096;
   kk::DeviceBuffer<float> k(static_cast<std::size_t>(chunk) * kv_heads * d), v(k.size());
   kc::fill_random(k.get(), static_cast<std::int64_t>(k.size()), kc::GemmType::kF32, 1, 2.0f, 0.0f, nullptr);
   kc::fill_random(v.get(), static_cast<std::int64_t>(v.size()), kc::GemmType::kF32, 2, 1.0f, 0.0f, nullptr);
@@ -144,6 +137,23 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
                         .k_pool = cache.k_pool(0), .v_pool = cache.v_pool(0), .absmax = nullptr},
                    nullptr);
     }
+  KV_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Decode attention over `total` cached tokens split into sequences of `ctx`.
+// split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
+// heads: query heads over 8 KV heads (32: Qwen3-8B's GQA 4; 64: Qwen3-32B's GQA 8).
+AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
+                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32) {
+  if (split_ctx <= 0) split_ctx = ctx;
+  const int kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
+  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
+  kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
+  for (int s = 0; s < batch; ++s) cache.reserve(s, ctx);
+  cache.sync_block_table(nullptr);
+  const kc::KvLayerCodec& lc = cache.codec(0);
+  if (kernel == kc::DecodeKernel::kTensorCore && !kc::decode_tensor_core_takes(lc)) return {format, ctx, -1.0, 0.0, 0.0};
+  fill_cache(cache, lc, batch, ctx);
   // One query row per sequence at the last position.
   std::vector<kc::AttentionTile> tiles;
   std::vector<int> qpos;
@@ -169,6 +179,47 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
   KV_CUDA_CHECK(cudaDeviceSynchronize());
   const double bytes = static_cast<double>(batch) * ctx * kv_heads * (lc.k_bytes + lc.v_bytes);
   return {format, ctx, ms, bytes, bytes / (ms * 1e-3) / 1e12};
+}
+
+// One prefill chunk's attention alone: the last 512 rows of a `ctx`-token sequence (positions
+// ctx - 512 .. ctx - 1, Qwen3-8B heads, tiles as the forward makes them) over its cache, on `kernel`.
+// Returns ms per launch; `pairs` gets the (query vector, visible token) pairs the launch scores.
+double bench_prefill_attention(const std::string& format, int ctx, kc::PrefillKernel kernel, int reps, double& pairs) {
+  const int kv_heads = 8, heads = 32, d = 128, rows = std::min(512, ctx);
+  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
+  kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = 1, .max_tokens_per_seq = ctx});
+  cache.reserve(0, ctx);
+  cache.sync_block_table(nullptr);
+  const kc::KvLayerCodec& lc = cache.codec(0);
+  fill_cache(cache, lc, 1, ctx);
+  const int per_tile = kc::attention_rows_per_tile(heads / kv_heads);
+  std::vector<kc::AttentionTile> tiles;
+  std::vector<int> qpos(rows);
+  pairs = 0;
+  for (int r = 0; r < rows; ++r) {
+    qpos[r] = ctx - rows + r;
+    pairs += static_cast<double>(heads) * (qpos[r] + 1);
+    if (r % per_tile == 0) tiles.push_back({0, r, 0});
+    ++tiles.back().rows;
+  }
+  kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
+  dt.upload(tiles.data());
+  kk::DeviceBuffer<int> dq(qpos.size());
+  dq.upload(qpos.data());
+  kk::DeviceBuffer<float> q(static_cast<std::size_t>(rows) * heads * d), out(q.size());
+  kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
+  const int num_tiles = static_cast<int>(tiles.size());
+  const int splits = kc::attention_splits(num_tiles, kv_heads, ctx, 64);
+  kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(num_tiles, kv_heads, splits, d));
+  const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = num_tiles,
+                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = per_tile, .max_ctx = ctx,
+                                 .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
+                                 .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                                 .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get(), .prefill = kernel};
+  Timer t;
+  const double ms = t.median_ms(2, reps, nullptr, [&] { kc::paged_attention(lc, a, nullptr); });
+  KV_CUDA_CHECK(cudaDeviceSynchronize());
+  return ms;
 }
 
 // One piece of a decode step timed alone: `fn(layer)` for the 36 layers back to back, per launch.
@@ -351,7 +402,7 @@ constexpr const char* kUsage =
     "                         [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]\n"
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
-    "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling]\n"
+    "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
@@ -367,7 +418,7 @@ int main(int argc, char** argv) try {
   std::vector<int> contexts = {8192, 32768, 131072};
   std::vector<std::string> decode_formats = {"bf16", "fp8_e4m3", "int4_per_token_head"};
   bool model = true, profile_steps = false;
-  std::vector<int> prefills = {32768};
+  std::vector<int> prefills = {32768}, prefill_attention;
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
   std::vector<std::string> decode_kernels = {"tensor_core", "cuda_core"};
   std::vector<int> attention_heads = {32};
@@ -408,6 +459,9 @@ int main(int argc, char** argv) try {
       prefills.clear();
       for (const auto& c : split(next()))
         if (const int n = integer(c); n > 0) prefills.push_back(n);
+    } else if (a == "--prefill-attention") {
+      for (const auto& c : split(next()))
+        if (const int n = integer(c); n > 0) prefill_attention.push_back(n);
     } else if (a == "--prefill-formats") prefill_formats = split(next());
     else if (a == "--prefill-kernels") {
       prefill_kernels = split(next());
@@ -477,6 +531,24 @@ int main(int argc, char** argv) try {
         }
       }
 
+  if (!prefill_attention.empty()) {
+    std::printf("\nprefill attention: one chunk of 512 rows at the end of the context (32/8 heads, d 128)\n");
+    std::printf("%-22s %-12s %8s %10s %8s %12s\n", "kv", "attention", "context", "us/launch", "TFLOPS", "est_prefill_s");
+    for (const int ctx : prefill_attention)
+      for (const std::string& f : prefill_formats)
+        for (const std::string& kn : prefill_kernels) {
+          const kc::PrefillKernel kernel = kn == "generic"  ? kc::PrefillKernel::kGeneric
+                                           : kn == "bf16x3" ? kc::PrefillKernel::kBf16x3
+                                                            : kc::PrefillKernel::kTensorCore;
+          double pairs = 0;
+          const double ms = bench_prefill_attention(f, ctx, kernel, reps, pairs);
+          const double flops_per_s = 4.0 * 128 * pairs / (ms * 1e-3);
+          // A whole prefill: 36 layers x 32 heads x ctx (ctx + 1) / 2 pairs at this rate.
+          const double est_s = 36.0 * 4.0 * 128 * 32 * static_cast<double>(ctx) * (ctx + 1) / 2 / flops_per_s;
+          std::printf("%-22s %-12s %8d %10.1f %8.1f %12.1f\n", f.c_str(), kn.c_str(), ctx, ms * 1e3, flops_per_s / 1e12, est_s);
+          std::fflush(stdout);
+        }
+  }
   if (sampling) {
     std::printf("\nsampled draw (temperature 0.7, 151936 logits a row): host (copy + sample_ref) against sample_rows\n");
     std::printf("%6s %12s %12s %9s %10s\n", "batch", "host_ms", "device_ms", "speed-up", "same_ids");
