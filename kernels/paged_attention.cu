@@ -572,7 +572,7 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   }
   // Prefill tiles (two or more rows) on tensor cores, exact mode only; then the generic merge.
   if (prefill_attention_supported(c, a)) {
-    const int sp = prefill_attention_splits(a, splits);
+    const int sp = prefill_attention_splits(c, a, splits);
     prefill_attention(c, a, sp, s);
     combine_kernel<<<dim3(a.num_tiles, a.kv_heads), 128, 0, s>>>(a, c.head_dim, sp);
     KV_CUDA_CHECK_LAUNCH();

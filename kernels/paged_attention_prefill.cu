@@ -31,6 +31,7 @@
 // H sum p y), once per tile instead of once per token and query block.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -45,10 +46,8 @@ namespace kvgate::kernels::cuda {
 namespace {
 
 using page_decode::elementwise_family;
-using page_decode::kThreads;
 using page_decode::kTile;
 
-constexpr int kWarps = kThreads / 32;
 static_assert(kMaxTileQ == 16, "a tile is the 16 rows of one mma fragment");
 
 constexpr int kTerms = 3;  // bf16 terms of Q and P (exact mode)
@@ -77,6 +76,14 @@ constexpr bool tensor_scales() {
 template <KvFamily F>
 constexpr bool may_rotate() {
   return F == KvFamily::kInt4Pth || F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0 || F == KvFamily::kTqMse;
+}
+
+// Warps per block (each one tile). 4, two blocks a multiprocessor; 8 where two blocks' shared memory
+// would not fit (head_dim 128 with two or three terms per K/V element: one block of 4 warps left one
+// warp per scheduler to hide every latency; 8 warps share each page's loads and decoding instead).
+template <KvFamily F, int D>
+constexpr int warps_of() {
+  return D == 128 && kv_terms<F>() >= 2 ? 8 : 4;
 }
 
 // The rotations moved off the tokens: Q's Hadamard block size (0: none), the signs applied to q
@@ -126,13 +133,13 @@ __device__ void fwht_rows(float* x, int rows, int n, int tid, int threads, Sync 
 // conflict-free), Q fragments [warp][D/16][lane][3 terms] (uint4 each), then for codec formats the
 // tokens' K and V scales [2][64] (per-token-head formats) and the raw K and V bytes of the page. The
 // term tiles double as fp32 scratch [64][D] for the rotated queries and outputs.
-template <int D, int NB>
+template <int D, int NB, int W>
 struct Smem {
   static constexpr int ld = D + 8;
   static constexpr int tile = kTile * ld;  // bf16 elements
-  static constexpr int q_uint4 = kWarps * (D / 16) * 32 * kTerms;
+  static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
   static constexpr int fixed_bytes = 2 * NB * tile * 2 + q_uint4 * 16;
-  static_assert(2 * NB * tile * 2 >= kWarps * 16 * D * 4, "the term tiles hold the fp32 scratch");
+  static_assert(2 * NB * tile * 2 >= W * 16 * D * 4, "the term tiles hold the fp32 scratch");
   static int bytes(bool staged, int k_bytes, int v_bytes) {
     return fixed_bytes + (staged ? 2 * kTile * 4 + kTile * (k_bytes + v_bytes) + 16 : 0);
   }
@@ -191,7 +198,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(const void* p, std::uint32_t& 
 #endif
 }
 
-// Copies `bytes` (a multiple of 16, at most 16 * 8 * kThreads) with every thread, all loads first.
+// Copies `bytes` (a multiple of 16, at most 16 * 8 * T) with the block's T threads, all loads first.
+template <int T>
 __device__ __forceinline__ void stage_all(std::uint8_t* dst, const std::uint8_t* src, int bytes) {
   constexpr int kMax = 8;
   const uint4* s = reinterpret_cast<const uint4*>(src);
@@ -200,10 +208,10 @@ __device__ __forceinline__ void stage_all(std::uint8_t* dst, const std::uint8_t*
   uint4 r[kMax];
 #pragma unroll
   for (int u = 0; u < kMax; ++u)
-    if (threadIdx.x + u * kThreads < n) r[u] = __ldg(s + threadIdx.x + u * kThreads);
+    if (threadIdx.x + u * T < n) r[u] = __ldg(s + threadIdx.x + u * T);
 #pragma unroll
   for (int u = 0; u < kMax; ++u)
-    if (threadIdx.x + u * kThreads < n) o[threadIdx.x + u * kThreads] = r[u];
+    if (threadIdx.x + u * T < n) o[threadIdx.x + u * T] = r[u];
 }
 
 // Two E4M3 codes (2-byte aligned) widened by the hardware: exact, as fp8_e4m3_to_f32.
@@ -280,14 +288,15 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
 template <KvFamily F, int D>
 __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
                               __nv_bfloat16* kt, __nv_bfloat16* vt, float* tok_scale) {
-  using S = Smem<D, kv_terms<F>()>;
-  constexpr int NB = kv_terms<F>(), ld = S::ld;
+  constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
+  using S = Smem<D, NB, W>;
+  constexpr int ld = S::ld;
   if constexpr (elementwise_family<F>()) {
     // Chunks of 8 elements (16 bytes of bf16/fp16, 8 of fp8): consecutive threads read consecutive
     // chunks of a row (coalesced), every load of a tensor issued before the first is used.
     constexpr bool two_byte = F != KvFamily::kFp8Tensor;
-    constexpr int chunks = D / 8, per = kTile * chunks / kThreads;
-    static_assert(kTile * chunks % kThreads == 0, "whole chunks per thread");
+    constexpr int chunks = D / 8, per = kTile * chunks / T;
+    static_assert(kTile * chunks % T == 0, "whole chunks per thread");
 #pragma unroll
     for (int pass = 0; pass < 2; ++pass) {
       const std::uint8_t* src = pass == 0 ? k_src : v_src;
@@ -296,7 +305,7 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
       uint4 raw[per];
 #pragma unroll
       for (int u = 0; u < per; ++u) {
-        const int i = threadIdx.x + u * kThreads, t = i / chunks, ch = i % chunks;
+        const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks;
         raw[u] = make_uint4(0u, 0u, 0u, 0u);
         if (t < valid) {
           if constexpr (two_byte) {
@@ -309,7 +318,7 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
       }
 #pragma unroll
       for (int u = 0; u < per; ++u) {
-        const int i = threadIdx.x + u * kThreads, t = i / chunks, ch = i % chunks;
+        const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks;
         const int idx = t * ld + ch * 8;
         if constexpr (F == KvFamily::kBf16) {
           *reinterpret_cast<uint4*>(dst + idx) = raw[u];  // bf16 elements are their own single term
@@ -346,7 +355,7 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
       const std::uint8_t* src = is_k ? k_src : v_src;
       const int bytes = is_k ? c.k_bytes : c.v_bytes;
       __nv_bfloat16* dst = is_k ? kt : vt;
-      for (int t = warp; t < kTile; t += kWarps) {  // warp-uniform
+      for (int t = warp; t < kTile; t += W) {  // warp-uniform
         float x[D / 32], scale = 0.0f;
 #pragma unroll
         for (int e = 0; e < D / 32; ++e) x[e] = 0.0f;
@@ -361,9 +370,9 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
 }
 
 template <KvFamily F, int D>
-__global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
-  constexpr int NB = kv_terms<F>();
-  using S = Smem<D, NB>;
+__global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
+  constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
+  using S = Smem<D, NB, W>;
   constexpr int ld = S::ld, KS = D / 16, NT = D / 8;
   constexpr bool staged = !elementwise_family<F>();
   extern __shared__ uint4 smem4[];
@@ -375,11 +384,11 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
   std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(tok_scale + 2 * kTile);
   raw_k += (16 - reinterpret_cast<std::uintptr_t>(raw_k) % 16) % 16;
   std::uint8_t* raw_v = raw_k + kTile * c.k_bytes;
-  __shared__ int w_seq[kWarps], w_lo[kWarps], w_hi[kWarps];
+  __shared__ int w_seq[W], w_lo[W], w_hi[W];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
   const int kvh = blockIdx.y, split = blockIdx.x;
-  const int ti = blockIdx.z * kWarps + warp;
+  const int ti = blockIdx.z * W + warp;
   const bool has_tile = ti < a.num_tiles;
   const int group = a.heads / a.kv_heads, qw = a.heads * D;
   const AttentionTile tl = has_tile ? a.tiles[ti] : AttentionTile{-1, 0, 0};
@@ -401,8 +410,8 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
   // the butterflies (block-uniform: the codec's).
   const bool q_rotated = may_rotate<F>() && rot.q_block > 1;
   if (q_rotated) {
-    for (int i = threadIdx.x; i < kWarps * 16 * D; i += kThreads) {
-      const int w = i / (16 * D), qi = i / D % 16, j = i % D, t = blockIdx.z * kWarps + w;
+    for (int i = threadIdx.x; i < W * 16 * D; i += T) {
+      const int w = i / (16 * D), qi = i / D % 16, j = i % D, t = blockIdx.z * W + w;
       float x = 0.0f;
       if (t < a.num_tiles) {
         const AttentionTile o = a.tiles[t];
@@ -412,7 +421,7 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
       scratch[i] = x;
     }
     __syncthreads();
-    fwht_rows<D>(scratch, kWarps * 16, rot.q_block, threadIdx.x, kThreads, [] { __syncthreads(); });
+    fwht_rows<D>(scratch, W * 16, rot.q_block, threadIdx.x, T, [] { __syncthreads(); });
   }
   // Q fragments (3 terms) of this warp's tile, laid out per lane.
 #pragma unroll
@@ -450,13 +459,13 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
 
   // The block's tiles by sequence (prefill chunks may hold several): pages of one sequence are
   // decoded once for every warp whose tile belongs to it.
-  for (int w0 = 0; w0 < kWarps; ++w0) {
+  for (int w0 = 0; w0 < W; ++w0) {
     const int seq = w_seq[w0];
     bool seen = seq < 0;
     for (int w = 0; w < w0; ++w) seen = seen || w_seq[w] == seq;
     if (seen) continue;  // block-uniform: shared values only
     int lo_tok = w_lo[w0], hi_tok = w_hi[w0];
-    for (int w = w0 + 1; w < kWarps; ++w)
+    for (int w = w0 + 1; w < W; ++w)
       if (w_seq[w] == seq) lo_tok = min(lo_tok, w_lo[w]), hi_tok = max(hi_tok, w_hi[w]);
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
@@ -467,8 +476,8 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
       const std::uint8_t* k_src = a.k_pool + region * k_region;
       const std::uint8_t* v_src = a.v_pool + region * v_region;
       if constexpr (staged) {
-        stage_all(raw_k, k_src, static_cast<int>(k_region));
-        stage_all(raw_v, v_src, static_cast<int>(v_region));
+        stage_all<T>(raw_k, k_src, static_cast<int>(k_region));
+        stage_all<T>(raw_v, v_src, static_cast<int>(v_region));
         __syncthreads();
         k_src = raw_k;
         v_src = raw_v;
@@ -645,21 +654,36 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(KvLayerCodec c, Paged
 
 template <KvFamily F, int D>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  const int smem = Smem<D, kv_terms<F>()>::bytes(!elementwise_family<F>(), c.k_bytes, c.v_bytes);
+  constexpr int W = warps_of<F, D>();
+  const int smem = Smem<D, kv_terms<F>(), W>::bytes(!elementwise_family<F>(), c.k_bytes, c.v_bytes);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
     KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     configured = smem;
   }
-  const dim3 grid(splits, a.kv_heads, (a.num_tiles + kWarps - 1) / kWarps);
-  prefill_kernel<F, D><<<grid, kThreads, smem, s>>>(c, a, splits, a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms);
+  const dim3 grid(splits, a.kv_heads, (a.num_tiles + W - 1) / W);
+  prefill_kernel<F, D><<<grid, W * 32, smem, s>>>(c, a, splits, a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms);
   KV_CUDA_CHECK_LAUNCH();
 }
 
-template <KvFamily F>
-void launch_family(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  if (c.head_dim == 128) launch<F, 128>(c, a, splits, s);
-  else launch<F, 64>(c, a, splits, s);
+// fn(std::integral_constant<KvFamily, F>) for the codec's family (every family the kernel takes).
+template <class Fn>
+void visit_family(KvFamily f, Fn&& fn) {
+  using K = KvFamily;
+  switch (f) {
+    case K::kBf16: fn(std::integral_constant<K, K::kBf16>{}); break;
+    case K::kF16: fn(std::integral_constant<K, K::kF16>{}); break;
+    case K::kFp8Tensor: fn(std::integral_constant<K, K::kFp8Tensor>{}); break;
+    case K::kFp8Pth: fn(std::integral_constant<K, K::kFp8Pth>{}); break;
+    case K::kInt8Pth: fn(std::integral_constant<K, K::kInt8Pth>{}); break;
+    case K::kInt4Pth: fn(std::integral_constant<K, K::kInt4Pth>{}); break;
+    case K::kNvfp4: fn(std::integral_constant<K, K::kNvfp4>{}); break;
+    case K::kQ8_0: fn(std::integral_constant<K, K::kQ8_0>{}); break;
+    case K::kQ4_0: fn(std::integral_constant<K, K::kQ4_0>{}); break;
+    case K::kTqFp8Key: fn(std::integral_constant<K, K::kTqFp8Key>{}); break;
+    case K::kTqMse: fn(std::integral_constant<K, K::kTqMse>{}); break;
+    default: throw Error("prefill_attention: unsupported KV family", kExitInternal);
+  }
 }
 
 bool device_has_mma() {
@@ -681,30 +705,22 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   return device_has_mma();
 }
 
-int prefill_attention_splits(const PagedAttentionArgs& a, int splits) {
+int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits) {
   if (a.splits > 0) return std::min(a.splits, splits);
-  const int blocks = (a.num_tiles + kWarps - 1) / kWarps * a.kv_heads;
+  int w = 4;
+  visit_family(c.family, [&](auto f) { w = c.head_dim == 128 ? warps_of<f.value, 128>() : warps_of<f.value, 64>(); });
+  const int blocks = (a.num_tiles + w - 1) / w * a.kv_heads, slots = 132 * (8 / w);  // 8 warps a multiprocessor
   const int pages = (a.max_ctx + kTile - 1) / kTile;
-  // About two waves of 132 multiprocessors, each split at least 4 pages.
-  const int want = std::min((2 * 132 + blocks - 1) / blocks, std::max(1, pages / 4));
+  // About one wave of every multiprocessor's blocks, each split at least 4 pages.
+  const int want = std::min((slots + blocks - 1) / blocks, std::max(1, pages / 4));
   return std::max(1, std::min(want, splits));
 }
 
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  switch (c.family) {
-    case KvFamily::kBf16: launch_family<KvFamily::kBf16>(c, a, splits, s); break;
-    case KvFamily::kF16: launch_family<KvFamily::kF16>(c, a, splits, s); break;
-    case KvFamily::kFp8Tensor: launch_family<KvFamily::kFp8Tensor>(c, a, splits, s); break;
-    case KvFamily::kFp8Pth: launch_family<KvFamily::kFp8Pth>(c, a, splits, s); break;
-    case KvFamily::kInt8Pth: launch_family<KvFamily::kInt8Pth>(c, a, splits, s); break;
-    case KvFamily::kInt4Pth: launch_family<KvFamily::kInt4Pth>(c, a, splits, s); break;
-    case KvFamily::kNvfp4: launch_family<KvFamily::kNvfp4>(c, a, splits, s); break;
-    case KvFamily::kQ8_0: launch_family<KvFamily::kQ8_0>(c, a, splits, s); break;
-    case KvFamily::kQ4_0: launch_family<KvFamily::kQ4_0>(c, a, splits, s); break;
-    case KvFamily::kTqFp8Key: launch_family<KvFamily::kTqFp8Key>(c, a, splits, s); break;
-    case KvFamily::kTqMse: launch_family<KvFamily::kTqMse>(c, a, splits, s); break;
-    default: throw Error("prefill_attention: unsupported KV family", kExitInternal);
-  }
+  visit_family(c.family, [&](auto f) {
+    if (c.head_dim == 128) launch<f.value, 128>(c, a, splits, s);
+    else launch<f.value, 64>(c, a, splits, s);
+  });
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -15,9 +15,9 @@ namespace kvgate::kernels::cuda {
 bool prefill_attention_supported(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
 // The split count prefill_attention() uses when paged_attention() would use `splits` (never more,
-// so the workspace sized for `splits` suffices): a.splits when fixed, else enough blocks for two
-// waves.
-int prefill_attention_splits(const PagedAttentionArgs& a, int splits);
+// so the workspace sized for `splits` suffices): a.splits when fixed, else enough blocks for about
+// one wave (the blocks per multiprocessor depend on the codec).
+int prefill_attention_splits(const KvLayerCodec& codec, const PagedAttentionArgs& a, int splits);
 
 // Writes each tile's partial results per split into a.workspace in the generic kernel's layout
 // ((m, l) and the unnormalized accumulator per query vector); paged_attention() merges them.
