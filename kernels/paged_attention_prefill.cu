@@ -78,12 +78,15 @@ constexpr bool may_rotate() {
   return F == KvFamily::kInt4Pth || F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0 || F == KvFamily::kTqMse;
 }
 
-// Warps per block (each one tile). 4, two blocks a multiprocessor; 8 where two blocks' shared memory
-// would not fit (head_dim 128 with two or three terms per K/V element: one block of 4 warps left one
-// warp per scheduler to hide every latency; 8 warps share each page's loads and decoding instead).
+// Warps per block (each one tile). 4, two blocks a multiprocessor, for bf16 and fp8 per tensor; 8 for
+// the rest at head_dim 128: where two blocks' shared memory does not fit (two or three terms per
+// K/V element) one block of 4 warps left one warp per scheduler to hide every latency, and codec
+// formats share each page's loads and decoding among twice the query vectors (measured at 32K: fp16,
+// q8_0, q4_0, TurboQuant 2.0-2.6x; fp8/int4 per token head, nvfp4 1.1-1.3x; bf16 and fp8 per
+// tensor no gain).
 template <KvFamily F, int D>
 constexpr int warps_of() {
-  return D == 128 && kv_terms<F>() >= 2 ? 8 : 4;
+  return D == 128 && (kv_terms<F>() >= 2 || !page_decode::elementwise_family<F>()) ? 8 : 4;
 }
 
 // The rotations moved off the tokens: Q's Hadamard block size (0: none), the signs applied to q
@@ -132,14 +135,15 @@ __device__ void fwht_rows(float* x, int rows, int n, int tid, int threads, Sync 
 // Shared memory: bf16 K and V term tiles [NB][64][D + 8] (the pad makes fragment loads
 // conflict-free), Q fragments [warp][D/16][lane][3 terms] (uint4 each), then for codec formats the
 // tokens' K and V scales [2][64] (per-token-head formats) and the raw K and V bytes of the page. The
-// term tiles double as fp32 scratch [64][D] for the rotated queries and outputs.
+// term tiles double as fp32 scratch [16 W][D] for the rotated queries and outputs.
 template <int D, int NB, int W>
 struct Smem {
   static constexpr int ld = D + 8;
   static constexpr int tile = kTile * ld;  // bf16 elements
   static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
-  static constexpr int fixed_bytes = 2 * NB * tile * 2 + q_uint4 * 16;
-  static_assert(2 * NB * tile * 2 >= W * 16 * D * 4, "the term tiles hold the fp32 scratch");
+  // The term tiles, or the scratch where that is larger (8 warps, one term).
+  static constexpr int tiles_bytes = 2 * NB * tile * 2 > W * 16 * D * 4 ? 2 * NB * tile * 2 : W * 16 * D * 4;
+  static constexpr int fixed_bytes = tiles_bytes + q_uint4 * 16;
   static int bytes(bool staged, int k_bytes, int v_bytes) {
     return fixed_bytes + (staged ? 2 * kTile * 4 + kTile * (k_bytes + v_bytes) + 16 : 0);
   }
@@ -378,7 +382,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   extern __shared__ uint4 smem4[];
   __nv_bfloat16* kt = reinterpret_cast<__nv_bfloat16*>(smem4);  // [NB][64][ld]
   __nv_bfloat16* vt = kt + NB * S::tile;
-  uint4* qf = reinterpret_cast<uint4*>(vt + NB * S::tile);  // [warp][ks][lane][kTerms]
+  uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;  // [warp][ks][lane][kTerms]
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);  // [K 64][V 64] (staged formats)
   float* scratch = reinterpret_cast<float*>(kt);                   // fp32 [64][D] outside the page loop
   std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(tok_scale + 2 * kTile);
