@@ -28,6 +28,7 @@
 #include <cuda_fp8.h>
 
 #include "cuda_check.cuh"
+#include "fwht_rows.cuh"
 #include "float_formats.h"
 #include "kv_codecs.h"
 #include "paged_attention_decode.h"
@@ -239,22 +240,6 @@ struct Traits {
 
 // ---- Q and output transforms --------------------------------------------------------------------
 
-// In-place Walsh-Hadamard butterflies (unnormalized, fwht_inplace's order) on blocks of n elements
-// (n a power of two <= 128, 0 or 1: none) of each row of x[kNQ][kD] in shared memory; every thread of
-// the block calls it (barriers inside).
-__device__ void fwht_rows(float* x, int n) {
-  for (int h = 1; h < n; h <<= 1) {
-    for (int idx = threadIdx.x; idx < kNQ * kD / 2; idx += kThreads) {
-      const int b = idx % (kD / 2), i = ((b & ~(h - 1)) << 1) | (b & (h - 1));
-      float* r = x + (idx / (kD / 2)) * kD;
-      const float u = r[i], w = r[i + h];
-      r[i] = u + w;
-      r[i + h] = u - w;
-    }
-    __syncthreads();
-  }
-}
-
 // K's linear transform, moved onto Q: the Hadamard block size (0: none) and the multiplier of element
 // j (int4_per_token_head's signs are applied when q is loaded, before the butterflies).
 template <Fmt F>
@@ -427,7 +412,7 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
     qfirst_s[tid] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
   }
   __syncthreads();
-  fwht_rows(&q_raw[0][0], q_rotation<F>(c));
+  fwht_rows<kD>(&q_raw[0][0], kNQ, q_rotation<F>(c), threadIdx.x, kThreads, [] { __syncthreads(); });
 }
 
 // The splits of tile tl that hold pages (split_pages gives each split `per` pages, so the last ones
@@ -545,7 +530,7 @@ __device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a,
     }
   }
   __syncthreads();
-  fwht_rows(merged, out_rotation<F>(c));
+  fwht_rows<kD>(merged, kNQ, out_rotation<F>(c), threadIdx.x, kThreads, [] { __syncthreads(); });
   const float omul = out_multiplier<F>(c, w.kvh, tid);
   float* out_acc = a.workspace + 2 * entries;
   for (int qi = 0; qi < w.nq; ++qi) out_acc[(base + qi) * kD + tid] = merged[qi * kD + tid] * omul;

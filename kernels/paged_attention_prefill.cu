@@ -1,12 +1,12 @@
 // prefill_attention (paged_attention_prefill.h): flash-attention tiles on tensor cores over the paged,
 // quantized cache, for prefill chunks.
 //
-// A block (4 warps) takes 4 consecutive attention tiles (each <= 16 query vectors: rows x GQA group
-// of one KV head) and one split of their pages; warp w owns tile w as the 16 rows of an
-// mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its 4 tiles into
-// shared memory as bf16 terms (see below): plain formats 16 bytes a thread at a time, all loads
-// issued first; codec formats staged, then a warp per token slot, each lane two element pairs
-// (codec_pair below). Each warp computes S = Q K^T (16 x 64),
+// A block of W warps (4 or 8, warps_of below) takes W consecutive attention tiles (each <= 16 query
+// vectors: rows x GQA group of one KV head) and one split of their pages; warp w owns tile w as the
+// 16 rows of an mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its
+// tiles into shared memory as bf16 terms (see below): plain formats 16 bytes a thread at a time, all
+// loads issued first; codec formats staged, then a warp per token slot, each lane two element pairs
+// (codec_row below). Each warp computes S = Q K^T (16 x 64),
 // masks it (causal, window), runs the online softmax in fp32 registers and accumulates O += P V
 // (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
 // and paged_attention() merges the splits with the same combine kernel.
@@ -38,6 +38,7 @@
 #include <cuda_fp8.h>
 
 #include "cuda_check.cuh"
+#include "fwht_rows.cuh"
 #include "paged_attention_prefill.h"
 #include "paged_page_decode.cuh"
 
@@ -113,23 +114,6 @@ __device__ __forceinline__ float out_multiplier(const KvLayerCodec& c, int kvh, 
   else if constexpr (F == KvFamily::kInt4Pth) return c.signs ? c.signs[j] * (1.0f / D) : 1.0f;
   else if constexpr (F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0) return c.v_rot ? rsqrtf(static_cast<float>(c.v_rot)) : 1.0f;
   else return 1.0f;
-}
-
-// x <- H_n x (unnormalized) on each n-element block of `rows` rows of D floats in shared memory, by
-// the threads [0, threads) starting at `tid` (n a power of two; 0 or 1: nothing). sync: the barrier
-// between butterfly stages (the block's or the warp's).
-template <int D, class Sync>
-__device__ void fwht_rows(float* x, int rows, int n, int tid, int threads, Sync sync) {
-  for (int h = 1; h < n; h <<= 1) {
-    for (int idx = tid; idx < rows * D / 2; idx += threads) {
-      const int b = idx % (D / 2), i = ((b & ~(h - 1)) << 1) | (b & (h - 1));
-      float* r = x + (idx / (D / 2)) * D;
-      const float u = r[i], w = r[i + h];
-      r[i] = u + w;
-      r[i + h] = u - w;
-    }
-    sync();
-  }
 }
 
 // Shared memory: bf16 K and V term tiles [NB][64][D + 8] (the pad makes fragment loads
@@ -384,7 +368,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   __nv_bfloat16* vt = kt + NB * S::tile;
   uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;  // [warp][ks][lane][kTerms]
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);  // [K 64][V 64] (staged formats)
-  float* scratch = reinterpret_cast<float*>(kt);                   // fp32 [64][D] outside the page loop
+  float* scratch = reinterpret_cast<float*>(kt);                   // fp32 [16 W][D] outside the page loop
   std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(tok_scale + 2 * kTile);
   raw_k += (16 - reinterpret_cast<std::uintptr_t>(raw_k) % 16) % 16;
   std::uint8_t* raw_v = raw_k + kTile * c.k_bytes;
@@ -410,7 +394,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     last[r] = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     first[r] = a.window > 0 ? max(0, last[r] - a.window + 1) : 0;
   }
-  // K's rotation moved onto Q: the block's 64 query vectors through the scratch, signs first, then
+  // K's rotation moved onto Q: the block's 16 W query vectors through the scratch, signs first, then
   // the butterflies (block-uniform: the codec's).
   const bool q_rotated = may_rotate<F>() && rot.q_block > 1;
   if (q_rotated) {
