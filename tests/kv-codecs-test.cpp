@@ -106,7 +106,10 @@ TEST_CASE("e2m1: every representable value, ties to even, saturation", "[codec][
     CHECK(f32_to_e2m1(mags[c]) == c);
     CHECK(f32_to_e2m1(-mags[c]) == (c | 8));
     CHECK(e2m1_to_f32(static_cast<std::uint8_t>(c)) == mags[c]);
+    CHECK(e2m1_to_f32(static_cast<std::uint8_t>(c | 8)) == -mags[c]);
   }
+  CHECK(std::signbit(e2m1_to_f32(8)));  // code 8 is -0
+  CHECK(!std::signbit(e2m1_to_f32(0)));
   // Ties go to the even code: 0.25 -> 0, 0.75 -> 1.0, 1.25 -> 1.0, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4.
   CHECK(f32_to_e2m1(0.25f) == 0);
   CHECK(f32_to_e2m1(0.75f) == 2);
