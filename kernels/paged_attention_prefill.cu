@@ -91,7 +91,8 @@ constexpr int warps_of() {
 }
 
 // The rotations moved off the tokens: Q's Hadamard block size (0: none), the signs applied to q
-// before it and the multiplier after; the output's block size, then output element j's multiplier.
+// before it and the multiplier after; the output's block size (its per-element multiplier:
+// out_multiplier).
 struct Rotations {
   int q_block = 0, o_block = 0;
   const float* q_signs = nullptr;

@@ -1,6 +1,7 @@
-// Page decoding shared by the generic paged-attention kernel (paged_attention.cu) and the
-// tensor-core prefill kernel (paged_attention_prefill.cu): one page (64 tokens) of one KV head,
-// decoded through the codec functions (kv_codecs.h) by a block of 128 threads. Device code only.
+// Page decoding for the generic paged-attention kernel (paged_attention.cu): one page (64 tokens) of
+// one KV head, decoded through the codec functions (kv_codecs.h) by a block of 128 threads. The
+// tensor-core prefill kernel (paged_attention_prefill.cu) shares the page size and
+// elementwise_family; it decodes codec slots with its own warp-per-slot code. Device code only.
 #pragma once
 #include <cstdint>
 

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -115,15 +116,24 @@ struct AttnResult {
   double ms, bytes, tbps;
 };
 
+// A one-layer paged cache (8 KV heads, d 128, pages of 64) with `seqs` sequences of `ctx` tokens reserved.
+std::unique_ptr<kc::PagedKvCache> bench_cache(const std::string& format, int seqs, int ctx) {
+  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = 8, .head_dim = 128});
+  auto cache = std::make_unique<kc::PagedKvCache>(spec, kc::PagedKvOptions{.page_tokens = 64, .max_seqs = seqs, .max_tokens_per_seq = ctx});
+  for (int s = 0; s < seqs; ++s) cache->reserve(s, ctx);
+  cache->sync_block_table(nullptr);
+  return cache;
+}
+
 // Random K/V (sd 2 and 1) through kv_write into every sequence of `cache` up to ctx tokens, 4096 rows at a time.
-void fill_cache(kc::PagedKvCache& cache, const kc::KvLayerCodec& lc, int batch, int ctx) {
+void fill_cache(kc::PagedKvCache& cache, int seqs, int ctx) {
   const int kv_heads = 8, d = 128, chunk = 4096;
   kk::DeviceBuffer<float> k(static_cast<std::size_t>(chunk) * kv_heads * d), v(k.size());
   kc::fill_random(k.get(), static_cast<std::int64_t>(k.size()), kc::GemmType::kF32, 1, 2.0f, 0.0f, nullptr);
   kc::fill_random(v.get(), static_cast<std::int64_t>(v.size()), kc::GemmType::kF32, 2, 1.0f, 0.0f, nullptr);
   std::vector<int> seq(chunk), pos(chunk);
   kk::DeviceBuffer<int> dseq(chunk), dpos(chunk);
-  for (int s = 0; s < batch; ++s)
+  for (int s = 0; s < seqs; ++s)
     for (int t0 = 0; t0 < ctx; t0 += chunk) {
       const int n = std::min(chunk, ctx - t0);
       for (int i = 0; i < n; ++i) {
@@ -132,12 +142,39 @@ void fill_cache(kc::PagedKvCache& cache, const kc::KvLayerCodec& lc, int batch, 
       }
       KV_CUDA_CHECK(cudaMemcpy(dseq.get(), seq.data(), n * sizeof(int), cudaMemcpyHostToDevice));
       KV_CUDA_CHECK(cudaMemcpy(dpos.get(), pos.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-      kc::kv_write(lc, {.k = k.get(), .v = v.get(), .row_seq = dseq.get(), .row_pos = dpos.get(), .rows = n, .kv_heads = kv_heads,
-                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
-                        .k_pool = cache.k_pool(0), .v_pool = cache.v_pool(0), .absmax = nullptr},
+      kc::kv_write(cache.codec(0), {.k = k.get(), .v = v.get(), .row_seq = dseq.get(), .row_pos = dpos.get(), .rows = n,
+                                    .kv_heads = kv_heads, .block_table = cache.block_table(),
+                                    .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
+                                    .v_pool = cache.v_pool(0), .absmax = nullptr},
                    nullptr);
     }
   KV_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Median ms of paged_attention over a filled bench_cache for query rows at positions qpos grouped in
+// `tiles` (random q, sd 2, `heads` query heads over the 8 KV heads), the split count sized for
+// split_ctx as the forward sizes it; `kernels` carries the kernel choice (decode / prefill fields).
+double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc::AttentionTile>& tiles, const std::vector<int>& qpos,
+                            int heads, int max_tile_rows, int split_ctx, const kc::PagedAttentionArgs& kernels, int warm,
+                            int reps) {
+  const int kv_heads = 8, d = 128, num_tiles = static_cast<int>(tiles.size());
+  kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
+  dt.upload(tiles.data());
+  kk::DeviceBuffer<int> dq(qpos.size());
+  dq.upload(qpos.data());
+  kk::DeviceBuffer<float> q(qpos.size() * heads * d), out(q.size());
+  kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
+  const int splits = kc::attention_splits(num_tiles, kv_heads, split_ctx, 64);
+  kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(num_tiles, kv_heads, splits, d));
+  kc::PagedAttentionArgs a = kernels;
+  a.q = q.get(), a.out = out.get(), a.row_pos = dq.get(), a.tiles = dt.get(), a.num_tiles = num_tiles, a.heads = heads;
+  a.kv_heads = kv_heads, a.window = 0, a.max_tile_rows = max_tile_rows, a.max_ctx = split_ctx, a.scale = 1.0f / std::sqrt(128.0f);
+  a.block_table = cache.block_table(), a.max_pages = cache.max_pages_per_seq(), a.page_tokens = 64;
+  a.k_pool = cache.k_pool(0), a.v_pool = cache.v_pool(0), a.splits = splits, a.workspace = ws.get();
+  Timer t;
+  const double ms = t.median_ms(warm, reps, nullptr, [&] { kc::paged_attention(cache.codec(0), a, nullptr); });
+  KV_CUDA_CHECK(cudaDeviceSynchronize());
+  return ms;
 }
 
 // Decode attention over `total` cached tokens split into sequences of `ctx`.
@@ -146,14 +183,11 @@ void fill_cache(kc::PagedKvCache& cache, const kc::KvLayerCodec& lc, int batch, 
 AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
                            kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32) {
   if (split_ctx <= 0) split_ctx = ctx;
-  const int kv_heads = 8, d = 128, batch = std::max(1, total / ctx);
-  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
-  kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = batch, .max_tokens_per_seq = ctx});
-  for (int s = 0; s < batch; ++s) cache.reserve(s, ctx);
-  cache.sync_block_table(nullptr);
-  const kc::KvLayerCodec& lc = cache.codec(0);
+  const int batch = std::max(1, total / ctx);
+  const auto cache = bench_cache(format, batch, ctx);
+  const kc::KvLayerCodec& lc = cache->codec(0);
   if (kernel == kc::DecodeKernel::kTensorCore && !kc::decode_tensor_core_takes(lc)) return {format, ctx, -1.0, 0.0, 0.0};
-  fill_cache(cache, lc, batch, ctx);
+  fill_cache(*cache, batch, ctx);
   // One query row per sequence at the last position.
   std::vector<kc::AttentionTile> tiles;
   std::vector<int> qpos;
@@ -161,23 +195,8 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
     tiles.push_back({s, s, 1});
     qpos.push_back(ctx - 1);
   }
-  kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
-  dt.upload(tiles.data());
-  kk::DeviceBuffer<int> dq(qpos.size());
-  dq.upload(qpos.data());
-  kk::DeviceBuffer<float> q(static_cast<std::size_t>(batch) * heads * d), out(q.size());
-  kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
-  const int splits = kc::attention_splits(batch, kv_heads, split_ctx, 64);
-  kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(batch, kv_heads, splits, d));
-  const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = batch,
-                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = 1, .max_ctx = split_ctx,
-                                 .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
-                                 .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                                 .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get(), .decode = kernel};
-  Timer t;
-  const double ms = t.median_ms(3, reps, nullptr, [&] { kc::paged_attention(lc, a, nullptr); });
-  KV_CUDA_CHECK(cudaDeviceSynchronize());
-  const double bytes = static_cast<double>(batch) * ctx * kv_heads * (lc.k_bytes + lc.v_bytes);
+  const double ms = time_paged_attention(*cache, tiles, qpos, heads, 1, split_ctx, {.decode = kernel}, 3, reps);
+  const double bytes = static_cast<double>(batch) * ctx * 8 * (lc.k_bytes + lc.v_bytes);
   return {format, ctx, ms, bytes, bytes / (ms * 1e-3) / 1e12};
 }
 
@@ -185,14 +204,9 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
 // ctx - 512 .. ctx - 1, Qwen3-8B heads, tiles as the forward makes them) over its cache, on `kernel`.
 // Returns ms per launch; `pairs` gets the (query vector, visible token) pairs the launch scores.
 double bench_prefill_attention(const std::string& format, int ctx, kc::PrefillKernel kernel, int reps, double& pairs) {
-  const int kv_heads = 8, heads = 32, d = 128, rows = std::min(512, ctx);
-  const kk::KvFormatSpec spec = kk::resolve_kv_format({format, nlohmann::json::object()}, {.layers = 1, .kv_heads = kv_heads, .head_dim = d});
-  kc::PagedKvCache cache(spec, {.page_tokens = 64, .max_seqs = 1, .max_tokens_per_seq = ctx});
-  cache.reserve(0, ctx);
-  cache.sync_block_table(nullptr);
-  const kc::KvLayerCodec& lc = cache.codec(0);
-  fill_cache(cache, lc, 1, ctx);
-  const int per_tile = kc::attention_rows_per_tile(heads / kv_heads);
+  const int heads = 32, rows = std::min(512, ctx), per_tile = kc::attention_rows_per_tile(heads / 8);
+  const auto cache = bench_cache(format, 1, ctx);
+  fill_cache(*cache, 1, ctx);
   std::vector<kc::AttentionTile> tiles;
   std::vector<int> qpos(rows);
   pairs = 0;
@@ -202,24 +216,7 @@ double bench_prefill_attention(const std::string& format, int ctx, kc::PrefillKe
     if (r % per_tile == 0) tiles.push_back({0, r, 0});
     ++tiles.back().rows;
   }
-  kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
-  dt.upload(tiles.data());
-  kk::DeviceBuffer<int> dq(qpos.size());
-  dq.upload(qpos.data());
-  kk::DeviceBuffer<float> q(static_cast<std::size_t>(rows) * heads * d), out(q.size());
-  kc::fill_random(q.get(), static_cast<std::int64_t>(q.size()), kc::GemmType::kF32, 3, 2.0f, 0.0f, nullptr);
-  const int num_tiles = static_cast<int>(tiles.size());
-  const int splits = kc::attention_splits(num_tiles, kv_heads, ctx, 64);
-  kk::DeviceBuffer<float> ws(kc::attention_workspace_floats(num_tiles, kv_heads, splits, d));
-  const kc::PagedAttentionArgs a{.q = q.get(), .out = out.get(), .row_pos = dq.get(), .tiles = dt.get(), .num_tiles = num_tiles,
-                                 .heads = heads, .kv_heads = kv_heads, .window = 0, .max_tile_rows = per_tile, .max_ctx = ctx,
-                                 .scale = 1.0f / std::sqrt(128.0f), .block_table = cache.block_table(),
-                                 .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                                 .v_pool = cache.v_pool(0), .splits = splits, .workspace = ws.get(), .prefill = kernel};
-  Timer t;
-  const double ms = t.median_ms(2, reps, nullptr, [&] { kc::paged_attention(lc, a, nullptr); });
-  KV_CUDA_CHECK(cudaDeviceSynchronize());
-  return ms;
+  return time_paged_attention(*cache, tiles, qpos, heads, per_tile, ctx, {.prefill = kernel}, 2, reps);
 }
 
 // One piece of a decode step timed alone: `fn(layer)` for the 36 layers back to back, per launch.
