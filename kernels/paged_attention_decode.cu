@@ -27,10 +27,12 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "cp_async.cuh"
 #include "cuda_check.cuh"
 #include "fwht_rows.cuh"
 #include "float_formats.h"
 #include "kv_codecs.h"
+#include "kv_rotations.cuh"
 #include "paged_attention_decode.h"
 #include "pdl.cuh"
 
@@ -240,36 +242,38 @@ struct Traits {
 
 // ---- Q and output transforms --------------------------------------------------------------------
 
-// K's linear transform, moved onto Q: the Hadamard block size (0: none) and the multiplier of element
-// j (int4_per_token_head's signs are applied when q is loaded, before the butterflies).
-template <Fmt F>
-__device__ int q_rotation(const KvLayerCodec& c) {
-  if constexpr (F == Fmt::kInt4Pth) return c.signs ? kD : 0;
-  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot;
-  else if constexpr (Traits<F>::kTqMse) return kD;
-  else return 0;
+// The KV family of a format, for the transforms shared with the prefill kernel (kv_rotations.cuh).
+constexpr KvFamily family_of(Fmt f) {
+  switch (f) {
+    case Fmt::kBf16: return KvFamily::kBf16;
+    case Fmt::kF16: return KvFamily::kF16;
+    case Fmt::kE4M3: case Fmt::kE5M2: return KvFamily::kFp8Tensor;
+    case Fmt::kFp8Pth: return KvFamily::kFp8Pth;
+    case Fmt::kInt8Pth: return KvFamily::kInt8Pth;
+    case Fmt::kInt4Pth: return KvFamily::kInt4Pth;
+    case Fmt::kNvfp4: return KvFamily::kNvfp4;
+    case Fmt::kQ8_0: return KvFamily::kQ8_0;
+    case Fmt::kQ4_0: return KvFamily::kQ4_0;
+    case Fmt::kTqK8V4: return KvFamily::kTqFp8Key;
+    default: return KvFamily::kTqMse;
+  }
 }
+template <Fmt F>
+__device__ KvRotations rotations(const KvLayerCodec& c) {
+  return kv_rotations<family_of(F), kD>(c);
+}
+// Per-tensor scales (fp8 per tensor, nvfp4) join the rotations' multipliers: K's on Q, V's on the output.
 template <Fmt F>
 __device__ float q_multiplier(const KvLayerCodec& c, int kvh) {
-  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return c.k_scales[kvh];
-  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? 1.0f / kD : 1.0f;
-  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.k_rot ? 1.0f / sqrtf(static_cast<float>(c.k_rot)) : 1.0f;
-  else if constexpr (Traits<F>::kTqMse) return 1.0f / sqrtf(static_cast<float>(kD));
-  else return 1.0f;
-}
-// V's, applied once to the accumulator: block size, then the multiplier of output element j.
-template <Fmt F>
-__device__ int out_rotation(const KvLayerCodec& c) {
-  if constexpr (F == Fmt::kInt4Pth) return c.signs ? kD : 0;
-  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot;
-  else return 0;
+  const float m = rotations<F>(c).q_mul;
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return m * c.k_scales[kvh];
+  else return m;
 }
 template <Fmt F>
 __device__ float out_multiplier(const KvLayerCodec& c, int kvh, int j) {
-  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return c.v_scales[kvh];
-  else if constexpr (F == Fmt::kInt4Pth) return c.signs ? c.signs[j] * (1.0f / kD) : 1.0f;
-  else if constexpr (F == Fmt::kQ8_0 || F == Fmt::kQ4_0) return c.v_rot ? 1.0f / sqrtf(static_cast<float>(c.v_rot)) : 1.0f;
-  else return 1.0f;
+  const float m = rotations<F>(c).out_multiplier(j);
+  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2 || F == Fmt::kNvfp4) return m * c.v_scales[kvh];
+  else return m;
 }
 
 // ---- reductions ---------------------------------------------------------------------------------
@@ -286,16 +290,6 @@ __device__ __forceinline__ void rs_step(float* v, int s) {
     const float keep = upper ? v[k + N / 2] : v[k];
     v[k] = keep + __shfl_xor_sync(0xffffffffu, send, O);
   }
-}
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 template <Fmt F>
@@ -397,14 +391,12 @@ template <Fmt F>
 __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, const BlockWork& w, float (*q_raw)[kD],
                         int* qpos_s, int* qfirst_s) {
   const int tid = threadIdx.x, qw = a.heads * kD;
+  const KvRotations rot = rotations<F>(c);
   for (int i = tid; i < kNQ * kD; i += kThreads) {
     const int qi = i / kD, j = i % kD, qt = w.q0 + qi;
     float x = qi < w.nq ? a.q[static_cast<std::int64_t>(w.tl.row0 + qt / w.group) * qw + (w.kvh * w.group + qt % w.group) * kD + j]
                         : 0.0f;
-    if constexpr (F == Fmt::kInt4Pth) {
-      if (c.signs) x *= c.signs[j];  // exact (signs are +-1)
-    }
-    q_raw[qi][j] = x;
+    q_raw[qi][j] = x * rot.q_sign(j);  // exact (signs are +-1)
   }
   if (tid < kNQ) {
     const int pos = tid < w.nq ? a.row_pos[w.tl.row0 + (w.q0 + tid) / w.group] : -1;
@@ -412,7 +404,7 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
     qfirst_s[tid] = a.window > 0 ? max(0, pos - a.window + 1) : 0;
   }
   __syncthreads();
-  fwht_rows<kD>(&q_raw[0][0], kNQ, q_rotation<F>(c), threadIdx.x, kThreads, [] { __syncthreads(); });
+  fwht_rows<kD>(&q_raw[0][0], kNQ, rot.q_block, threadIdx.x, kThreads, [] { __syncthreads(); });
 }
 
 // The splits of tile tl that hold pages (split_pages gives each split `per` pages, so the last ones
@@ -530,7 +522,7 @@ __device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a,
     }
   }
   __syncthreads();
-  fwht_rows<kD>(merged, kNQ, out_rotation<F>(c), threadIdx.x, kThreads, [] { __syncthreads(); });
+  fwht_rows<kD>(merged, kNQ, rotations<F>(c).o_block, threadIdx.x, kThreads, [] { __syncthreads(); });
   const float omul = out_multiplier<F>(c, w.kvh, tid);
   float* out_acc = a.workspace + 2 * entries;
   for (int qi = 0; qi < w.nq; ++qi) out_acc[(base + qi) * kD + tid] = merged[qi * kD + tid] * omul;

@@ -3,12 +3,13 @@
 //
 // A block of W warps (4 or 8, warps_of below) takes W consecutive attention tiles (each <= 16 query
 // vectors: rows x GQA group of one KV head) and one split of their pages; warp w owns tile w as the
-// 16 rows of an mma.m16n8k16 fragment. Per page (64 tokens) the block decodes K and V once for its
-// tiles into shared memory as bf16 terms (see below): plain formats 16 bytes a thread at a time, all
-// loads issued first; codec formats staged, then a warp per token slot, each lane two element pairs
-// (codec_row below). Each warp computes S = Q K^T (16 x 64),
-// masks it (causal, window), runs the online softmax in fp32 registers and accumulates O += P V
-// (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
+// 16 rows of an mma.m16n8k16 fragment. Pages (64 tokens) go through a two-stage cp.async ring, the
+// next one loading while the warps compute this one; the block decodes each page's K and V once for
+// its tiles into shared memory as bf16 terms (see below): bf16 rows are copied as they are, fp16 and
+// fp8 element by element, codec formats a warp per token slot, each lane two element pairs
+// (codec_row below). Each warp computes S = Q K^T (16 x 64), masks it (causal, window) where the page
+// reaches past a row's visible tokens, runs the online softmax in fp32 registers and accumulates
+// O += P V (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
 // and paged_attention() merges the splits with the same combine kernel.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
@@ -26,9 +27,8 @@
 // normalization are fp32 as in the generic kernel.
 //
 // Rotations (int4_per_token_head's randomized Hadamard transform, q8_0/q4_0's block rotations,
-// TurboQuant's MSE keys) are linear, so as in the decode kernel they move off the tokens: K's onto Q
-// (q . H y = (H q) . y, H symmetric), V's onto the accumulator before it is written (sum p H y =
-// H sum p y), once per tile instead of once per token and query block.
+// TurboQuant's MSE keys) move off the tokens as in the decode kernel, by the same rule
+// (kv_rotations.cuh): K's onto Q, V's onto the accumulator before it is written, once per tile.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -37,8 +37,10 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "cp_async.cuh"
 #include "cuda_check.cuh"
 #include "fwht_rows.cuh"
+#include "kv_rotations.cuh"
 #include "paged_attention_prefill.h"
 #include "paged_page_decode.cuh"
 
@@ -73,66 +75,57 @@ template <KvFamily F>
 constexpr bool tensor_scales() {
   return F == KvFamily::kFp8Tensor || F == KvFamily::kNvfp4;
 }
-// Families whose codec may rotate K or V (header: Rotations).
-template <KvFamily F>
-constexpr bool may_rotate() {
-  return F == KvFamily::kInt4Pth || F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0 || F == KvFamily::kTqMse;
-}
-
-// Warps per block (each one tile). 4, two blocks a multiprocessor, for bf16 and fp8 per tensor; 8 for
-// the rest at head_dim 128: where two blocks' shared memory does not fit (two or three terms per
-// K/V element) one block of 4 warps left one warp per scheduler to hide every latency, and codec
-// formats share each page's loads and decoding among twice the query vectors (measured at 32K: fp16,
-// q8_0, q4_0, TurboQuant 2.0-2.6x; fp8/int4 per token head, nvfp4 1.1-1.3x; bf16 and fp8 per
-// tensor no gain).
+// Warps per block (each one tile): 8 at head_dim 128, one block a multiprocessor. Each page's copy
+// and decoding is shared by twice the query vectors of a 4-warp block; with one block of 4 warps
+// (two or three terms per K/V element do not fit two) one warp per scheduler was left to hide every
+// latency. Measured at 32K against 4 warps: fp16, q8_0, q4_0, TurboQuant 2.0-2.6x; fp8/int4 per
+// token head, nvfp4 1.1-1.3x (stop 27); bf16 1.03x and fp8 per tensor 1.07x once pages came
+// through the cp.async ring (two blocks of 4 warps before it: no gain).
 template <KvFamily F, int D>
 constexpr int warps_of() {
-  return D == 128 && (kv_terms<F>() >= 2 || !page_decode::elementwise_family<F>()) ? 8 : 4;
+  return D == 128 ? 8 : 4;
 }
 
-// The rotations moved off the tokens: Q's Hadamard block size (0: none), the signs applied to q
-// before it and the multiplier after; the output's block size (its per-element multiplier:
-// out_multiplier).
-struct Rotations {
-  int q_block = 0, o_block = 0;
-  const float* q_signs = nullptr;
-  float q_mul = 1.0f;
-};
-template <KvFamily F, int D>
-__device__ Rotations rotations(const KvLayerCodec& c) {
-  if constexpr (F == KvFamily::kInt4Pth) {  // x = s .* (H y) / d
-    if (c.signs) return {D, D, c.signs, 1.0f / D};
-  } else if constexpr (F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0) {  // x = (H_n / sqrt(n)) y per block
-    return {c.k_rot, c.v_rot, nullptr, c.k_rot ? rsqrtf(static_cast<float>(c.k_rot)) : 1.0f};
-  } else if constexpr (F == KvFamily::kTqMse) {  // keys: k = (H / sqrt(d)) (n c)
-    return {D, 0, nullptr, rsqrtf(static_cast<float>(D))};
-  }
-  return {};
-}
-template <KvFamily F, int D>
-__device__ __forceinline__ float out_multiplier(const KvLayerCodec& c, int kvh, int j) {
+// The output's multiplier of element j: V's rotation (kv_rotations.cuh) and per-tensor scale.
+template <KvFamily F>
+__device__ __forceinline__ float out_multiplier(const KvLayerCodec& c, const KvRotations& rot, int kvh, int j) {
   if constexpr (tensor_scales<F>()) return c.v_scales[kvh];
-  else if constexpr (F == KvFamily::kInt4Pth) return c.signs ? c.signs[j] * (1.0f / D) : 1.0f;
-  else if constexpr (F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0) return c.v_rot ? rsqrtf(static_cast<float>(c.v_rot)) : 1.0f;
-  else return 1.0f;
+  else return rot.out_multiplier(j);
 }
 
-// Shared memory: bf16 K and V term tiles [NB][64][D + 8] (the pad makes fragment loads
-// conflict-free), Q fragments [warp][D/16][lane][3 terms] (uint4 each), then for codec formats the
-// tokens' K and V scales [2][64] (per-token-head formats) and the raw K and V bytes of the page. The
-// term tiles double as fp32 scratch [16 W][D] for the rotated queries and outputs.
-template <int D, int NB, int W>
+// Pages are copied by cp.async into a two-stage ring, the next page's copy in flight while the warps
+// compute this one: bf16 pages straight into their term tiles (two stages of tiles), the other
+// formats' raw K and V bytes into a raw ring, decoded from there into one stage of tiles.
+template <KvFamily F>
+constexpr bool tiles_ring() {
+  return F == KvFamily::kBf16;
+}
+
+// Shared memory: bf16 K and V term tiles [stage][K, V][NB][64][D] (one stage unless tiles_ring), Q
+// fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats' token scales [K,
+// V][64], then (other formats than bf16) the raw ring [2][K region, V region]. The term tiles double
+// as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
+// instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
+template <KvFamily F, int D>
 struct Smem {
-  static constexpr int ld = D + 8;
-  static constexpr int tile = kTile * ld;  // bf16 elements
+  static constexpr int NB = kv_terms<F>(), W = warps_of<F, D>();
+  static constexpr int tile = kTile * D;  // bf16 elements
+  static constexpr int stage = 2 * NB * tile;
   static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
-  static constexpr int tiles_bytes = 2 * NB * tile * 2 > W * 16 * D * 4 ? 2 * NB * tile * 2 : W * 16 * D * 4;
-  static constexpr int fixed_bytes = tiles_bytes + q_uint4 * 16;
-  static int bytes(bool staged, int k_bytes, int v_bytes) {
-    return fixed_bytes + (staged ? 2 * kTile * 4 + kTile * (k_bytes + v_bytes) + 16 : 0);
-  }
+  static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? 2 : 1) * stage * 2, W * 16 * D * 4);
+  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : 0;
+  static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
+  static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
+  static int bytes(const KvLayerCodec& c) { return raw_offset + 2 * raw_stage(c); }
 };
+
+// Element (t, col) of a term tile: the 16-byte chunk col / 8 of row t XORed with t % 8, so that the
+// 8 rows an mma fragment or ldmatrix reads at one column land in 8 different bank groups.
+template <int D>
+__device__ __forceinline__ int tile_index(int t, int col) {
+  return t * D + ((((col >> 3) ^ t) & 7 | (col >> 3) & ~7) << 3) + (col & 7);
+}
 
 __device__ __forceinline__ std::uint32_t bf2_bits(__nv_bfloat162 v) {
   return *reinterpret_cast<std::uint32_t*>(&v);
@@ -185,22 +178,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(const void* p, std::uint32_t& 
   r0 = r1 = r2 = r3 = 0;
   __trap();
 #endif
-}
-
-// Copies `bytes` (a multiple of 16, at most 16 * 8 * T) with the block's T threads, all loads first.
-template <int T>
-__device__ __forceinline__ void stage_all(std::uint8_t* dst, const std::uint8_t* src, int bytes) {
-  constexpr int kMax = 8;
-  const uint4* s = reinterpret_cast<const uint4*>(src);
-  uint4* o = reinterpret_cast<uint4*>(dst);
-  const int n = bytes / 16;
-  uint4 r[kMax];
-#pragma unroll
-  for (int u = 0; u < kMax; ++u)
-    if (threadIdx.x + u * T < n) r[u] = __ldg(s + threadIdx.x + u * T);
-#pragma unroll
-  for (int u = 0; u < kMax; ++u)
-    if (threadIdx.x + u * T < n) o[threadIdx.x + u * T] = r[u];
 }
 
 // Two E4M3 codes (2-byte aligned) widened by the hardware: exact, as fp8_e4m3_to_f32.
@@ -270,20 +247,19 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
   }
 }
 
-// Page -> bf16 term tiles (ks[k], vs[k] = base + k * tile). Plain formats element pairs straight from
-// global memory (fp8 per tensor as codes: the scale is applied to scores and output); codec formats
-// from the staged bytes through codec_row, with the per-token-head formats' scales in tok_scale
-// [K 64][V 64]. Tokens >= valid become zeros (scale 0).
+// A page's raw bytes (the raw ring) -> bf16 term tiles kt, vt (term k at + k * tile): fp16 and fp8
+// per tensor element by element (fp8 as codes: the scale is applied to scores and output); codec
+// formats a warp per token slot through codec_row, with the per-token-head formats' scales in
+// tok_scale [K 64][V 64]. Tokens >= valid become zeros (scale 0). (bf16 pages need none of this.)
 template <KvFamily F, int D>
 __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
                               __nv_bfloat16* kt, __nv_bfloat16* vt, float* tok_scale) {
   constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
-  using S = Smem<D, NB, W>;
-  constexpr int ld = S::ld;
+  using S = Smem<F, D>;
   if constexpr (elementwise_family<F>()) {
-    // Chunks of 8 elements (16 bytes of bf16/fp16, 8 of fp8): consecutive threads read consecutive
-    // chunks of a row (coalesced), every load of a tensor issued before the first is used.
-    constexpr bool two_byte = F != KvFamily::kFp8Tensor;
+    static_assert(F == KvFamily::kF16 || F == KvFamily::kFp8Tensor, "bf16 pages are copied as tiles");
+    // Chunks of 8 elements (16 bytes of fp16, 8 of fp8): consecutive threads take consecutive chunks
+    // of a row.
     constexpr int chunks = D / 8, per = kTile * chunks / T;
     static_assert(kTile * chunks % T == 0, "whole chunks per thread");
 #pragma unroll
@@ -291,37 +267,22 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
       const std::uint8_t* src = pass == 0 ? k_src : v_src;
       const int row_bytes = pass == 0 ? c.k_bytes : c.v_bytes;
       __nv_bfloat16* dst = pass == 0 ? kt : vt;
-      uint4 raw[per];
 #pragma unroll
       for (int u = 0; u < per; ++u) {
         const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks;
-        raw[u] = make_uint4(0u, 0u, 0u, 0u);
+        float x[8] = {};
         if (t < valid) {
-          if constexpr (two_byte) {
-            raw[u] = __ldg(reinterpret_cast<const uint4*>(src + t * row_bytes) + ch);
-          } else {
-            const uint2 w = __ldg(reinterpret_cast<const uint2*>(src + t * row_bytes) + ch);
-            raw[u].x = w.x, raw[u].y = w.y;
-          }
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < per; ++u) {
-        const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks;
-        const int idx = t * ld + ch * 8;
-        if constexpr (F == KvFamily::kBf16) {
-          *reinterpret_cast<uint4*>(dst + idx) = raw[u];  // bf16 elements are their own single term
-        } else {
-          float x[8];
           if constexpr (F == KvFamily::kF16) {
-            const std::uint32_t w[4] = {raw[u].x, raw[u].y, raw[u].z, raw[u].w};
+            const uint4 r = reinterpret_cast<const uint4*>(src + t * row_bytes)[ch];
+            const std::uint32_t w[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w[e]));
               x[2 * e] = f.x, x[2 * e + 1] = f.y;
             }
           } else {  // fp8 codes, widened by the hardware (exact)
-            const std::uint32_t w[2] = {raw[u].x, raw[u].y};
+            const uint2 r = reinterpret_cast<const uint2*>(src + t * row_bytes)[ch];
+            const std::uint32_t w[2] = {r.x, r.y};
             const __nv_fp8_interpretation_t kind = c.fp8_kind == Fp8Kind::kE4M3 ? __NV_E4M3 : __NV_E5M2;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
@@ -330,9 +291,10 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
               x[2 * e] = f.x, x[2 * e + 1] = f.y;
             }
           }
-#pragma unroll
-          for (int e = 0; e < 4; ++e) store_terms<NB>(dst, S::tile, idx + 2 * e, x[2 * e], x[2 * e + 1]);
         }
+        const int idx = tile_index<D>(t, ch * 8);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) store_terms<NB>(dst, S::tile, idx + 2 * e, x[2 * e], x[2 * e + 1]);
       }
     }
   } else {
@@ -350,7 +312,7 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
         for (int e = 0; e < D / 32; ++e) x[e] = 0.0f;
         if (t < valid) codec_row<F, D>(c, is_k, kvh, src + t * bytes, lane, x, scale);
 #pragma unroll
-        for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, t * ld + 64 * k + 2 * lane, x[2 * k], x[2 * k + 1]);
+        for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, tile_index<D>(t, 64 * k + 2 * lane), x[2 * k], x[2 * k + 1]);
         if constexpr (token_scales<F>())
           if (lane == 0) tok_scale[pass * kTile + t] = scale;
       }
@@ -358,21 +320,42 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
   }
 }
 
+// cp.async of page (k_src, v_src) into ring slot `slot`: bf16 rows into the slot's K and V term tiles
+// (16-byte chunks, swizzled; tokens >= valid become zeros), other formats' whole K and V regions
+// (rows past valid are never decoded) into the slot's raw bytes.
+template <KvFamily F, int D, int T>
+__device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std::uint8_t* v_src, int valid, int k_region,
+                                           int v_region, __nv_bfloat16* tiles, std::uint8_t* raw, int slot) {
+  if constexpr (tiles_ring<F>()) {
+    constexpr int chunks = D / 8, per = kTile * chunks / T, row_bytes = 2 * D;
+    static_assert(kTile * chunks % T == 0, "whole chunks per thread");
+    __nv_bfloat16* kt = tiles + slot * Smem<F, D>::stage;
+    __nv_bfloat16* vt = kt + Smem<F, D>::tile;
+#pragma unroll
+    for (int u = 0; u < per; ++u) {
+      const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks, idx = tile_index<D>(t, ch * 8);
+      const int off = t < valid ? t * row_bytes + ch * 16 : 0;
+      cp_async16_or_zero(kt + idx, k_src + off, t < valid);
+      cp_async16_or_zero(vt + idx, v_src + off, t < valid);
+    }
+  } else {
+    std::uint8_t* dst = raw + slot * (k_region + v_region);
+    for (int i = 16 * threadIdx.x; i < k_region; i += 16 * T) cp_async16(dst + i, k_src + i);
+    for (int i = 16 * threadIdx.x; i < v_region; i += 16 * T) cp_async16(dst + k_region + i, v_src + i);
+  }
+}
+
 template <KvFamily F, int D>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
   constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
-  using S = Smem<D, NB, W>;
-  constexpr int ld = S::ld, KS = D / 16, NT = D / 8;
-  constexpr bool staged = !elementwise_family<F>();
+  using S = Smem<F, D>;
+  constexpr int KS = D / 16, NT = D / 8;
   extern __shared__ uint4 smem4[];
-  __nv_bfloat16* kt = reinterpret_cast<__nv_bfloat16*>(smem4);  // [NB][64][ld]
-  __nv_bfloat16* vt = kt + NB * S::tile;
+  __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K, V][NB][64][D]
   uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;  // [warp][ks][lane][kTerms]
-  float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);  // [K 64][V 64] (staged formats)
-  float* scratch = reinterpret_cast<float*>(kt);                   // fp32 [16 W][D] outside the page loop
-  std::uint8_t* raw_k = reinterpret_cast<std::uint8_t*>(tok_scale + 2 * kTile);
-  raw_k += (16 - reinterpret_cast<std::uintptr_t>(raw_k) % 16) % 16;
-  std::uint8_t* raw_v = raw_k + kTile * c.k_bytes;
+  float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);  // [K 64][V 64] (per-token-head formats)
+  float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
+  std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [2][K region, V region]
   __shared__ int w_seq[W], w_lo[W], w_hi[W];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
@@ -385,7 +368,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   // fp8 per tensor, nvfp4: the K/V tiles leave out the per-tensor scales; they multiply the scores
   // and the output.
   const float k_mul = tensor_scales<F>() ? c.k_scales[kvh] : 1.0f;
-  const Rotations rot = rotations<F, D>(c);
+  const KvRotations rot = kv_rotations<F, D>(c);
 
   // This thread's two fragment rows (query vectors g and g + 8): visible tokens [first, last].
   int first[2], last[2];
@@ -405,7 +388,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       if (t < a.num_tiles) {
         const AttentionTile o = a.tiles[t];
         if (qi < o.rows * group)
-          x = a.q[static_cast<std::int64_t>(o.row0 + qi / group) * qw + (kvh * group + qi % group) * D + j] * (rot.q_signs ? rot.q_signs[j] : 1.0f);
+          x = a.q[static_cast<std::int64_t>(o.row0 + qi / group) * qw + (kvh * group + qi % group) * D + j] * rot.q_sign(j);
       }
       scratch[i] = x;
     }
@@ -444,7 +427,13 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   float o[NT][4];
 #pragma unroll
   for (int n = 0; n < NT; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  const std::int64_t k_region = static_cast<std::int64_t>(kTile) * c.k_bytes, v_region = static_cast<std::int64_t>(kTile) * c.v_bytes;
+  // Fragment addresses in the swizzled tiles: tile_index(8 m + r, 8 c + i) = 8 m D + ((r D + 8 r + i)
+  // XOR 8 c) for r < 8, so each lane keeps one offset and each unrolled chunk c is an immediate XOR.
+  // K (B of S = Q K^T): rows n * 8 + g, columns ks * 16 + 2 cq (+ 8). V (ldmatrix.trans of P V): lane
+  // addresses row kk * 16 + (mt % 2) * 8 + r of matrix mt, column (n0 + u) * 16 + (mt / 2) * 8.
+  const int k_lane = g * D + 8 * g + 2 * cq;
+  const int v_lane = ((lane >> 3 & 1) * 8 + (lane & 7)) * D + 8 * ((lane >> 4) ^ (lane & 7));
+  const int k_region = kTile * c.k_bytes, v_region = kTile * c.v_bytes;  // bytes of a page's K or V rows
 
   // The block's tiles by sequence (prefill chunks may hold several): pages of one sequence are
   // decoded once for every warp whose tile belongs to it.
@@ -460,25 +449,40 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
     const bool mine = has_tile && tl.seq == seq;
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
-    for (int p = pb; p < pe; ++p) {
+    // Page p's copy into ring slot (p - pb) % 2.
+    const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
-      const std::uint8_t* k_src = a.k_pool + region * k_region;
-      const std::uint8_t* v_src = a.v_pool + region * v_region;
-      if constexpr (staged) {
-        stage_all<T>(raw_k, k_src, static_cast<int>(k_region));
-        stage_all<T>(raw_v, v_src, static_cast<int>(v_region));
-        __syncthreads();
-        k_src = raw_k;
-        v_src = raw_v;
-      }
-      page_to_terms<F, D>(c, kvh, k_src, v_src, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
+      issue_page<F, D, T>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
+                          v_region, tiles, raw, (p - pb) % 2);
+    };
+    if (pb < pe) issue(pb);
+    cp_async_commit();
+    for (int p = pb; p < pe; ++p) {
+      // Page p has landed and every warp is done with page p - 1, whose slot takes page p + 1.
+      cp_async_wait<0>();
       __syncthreads();
+      if (p + 1 < pe) issue(p + 1);
+      cp_async_commit();
+      const int slot = (p - pb) % 2;
+      __nv_bfloat16* kt = tiles + (tiles_ring<F>() ? slot * S::stage : 0);
+      __nv_bfloat16* vt = kt + NB * S::tile;
+      if constexpr (!tiles_ring<F>()) {
+        const std::uint8_t* k_raw = raw + slot * (k_region + v_region);
+        page_to_terms<F, D>(c, kvh, k_raw, k_raw + k_region, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
+        __syncthreads();
+      }
       const int t0 = p * kTile;
       if (mine && t0 < w_hi[warp] && t0 + kTile > w_lo[warp]) {
         // S = Q K^T: 16 x 64 in 8 n-tiles of 8 tokens; term products i + j < na, smallest first.
-        float s[8][4];
+        // One-term K/V: even and odd k-steps accumulate apart (16 mma chains instead of 8), added at
+        // the end.
+        constexpr int SA = NB == 1 ? 2 : 1;
+        float sa[SA][8][4];
 #pragma unroll
-        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        for (int h = 0; h < SA; ++h)
+#pragma unroll
+          for (int n = 0; n < 8; ++n) sa[h][n][0] = sa[h][n][1] = sa[h][n][2] = sa[h][n][3] = 0.0f;
+        float(&s)[8][4] = sa[0];
 #pragma unroll
         for (int ks = 0; ks < KS; ++ks) {
           std::uint32_t q[kTerms][4];
@@ -495,9 +499,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           for (int n = 0; n < 8; ++n)
 #pragma unroll
             for (int j = 0; j < NB; ++j) {
-              const int off = (n * 8 + g) * ld + ks * 16 + 2 * cq;
-              b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kt + j * S::tile + off);
-              b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kt + j * S::tile + off + 8);
+              const __nv_bfloat16* kr = kt + j * S::tile + n * 8 * D;
+              b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ ks << 4));
+              b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ (2 * ks + 1) << 3));
             }
 #pragma unroll
           for (int sum = kTerms - 1; sum >= 0; --sum)
@@ -506,22 +510,38 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
               const int j = sum - i;
               if (j >= 0 && j < NB && sum < na)
 #pragma unroll
-                for (int n = 0; n < 8; ++n) mma(s[n], q[i], b[n][j][0], b[n][j][1]);
+                for (int n = 0; n < 8; ++n) mma(sa[ks % SA][n], q[i], b[n][j][0], b[n][j][1]);
             }
         }
-        // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad).
+        if constexpr (SA == 2) {
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[n][e] += sa[1][n][e];
+        }
+        // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
+        // inside every row's visible tokens (most pages of a long prefill) needs no mask.
         float mx[2] = {-INFINITY, -INFINITY};
+        const auto scale_scores = [&](auto masked) {
 #pragma unroll
-        for (int n = 0; n < 8; ++n)
+          for (int n = 0; n < 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
-            float x = s[n][e];
-            if constexpr (tensor_scales<F>()) x *= k_mul;
-            if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
-            s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
-            mx[r] = fmaxf(mx[r], s[n][e]);
-          }
+            for (int e = 0; e < 4; ++e) {
+              const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
+              float x = s[n][e];
+              if constexpr (tensor_scales<F>()) x *= k_mul;
+              if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
+              if constexpr (decltype(masked)::value) s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
+              else s[n][e] = x * a.scale;
+              mx[r] = fmaxf(mx[r], s[n][e]);
+            }
+        };
+        bool inside = true;
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
+        if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
+        else scale_scores(std::true_type{});
         float alpha[2], sum[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -565,10 +585,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
 #pragma unroll
           for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
-          const int mt = lane >> 3;  // the 8x8 matrix this lane addresses
-          const int row = kk * 16 + (mt & 1) * 8 + (lane & 7);
-          // Groups of 4 n2 (8 accumulators), fragments first, as for S.
-          constexpr int G = 4;
+          // Groups of G n2 (2 G accumulators), fragments first, as for S.
+          constexpr int G = NB == 1 && D >= 128 ? 8 : 4;
 #pragma unroll
           for (int n0 = 0; n0 < D / 16; n0 += G) {
             std::uint32_t b[G][NB][4];
@@ -576,7 +594,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
             for (int u = 0; u < G; ++u)
 #pragma unroll
               for (int j = 0; j < NB; ++j)
-                ldmatrix_x4_trans(vt + j * S::tile + row * ld + (n0 + u) * 16 + (mt >> 1) * 8, b[u][j][0], b[u][j][1], b[u][j][2],
+                ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
                                   b[u][j][3]);
 #pragma unroll
             for (int sum = kTerms - 1; sum >= 0; --sum)
@@ -593,8 +611,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           }
         }
       }
-      __syncthreads();
     }
+    __syncthreads();  // the last page's slot is free before the next sequence's first copy
   }
   if (!has_tile) return;
   // This split's partial result per query vector: (m, l) and the unnormalized accumulator.
@@ -625,7 +643,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
         *reinterpret_cast<float2*>(so + (g + 8 * r) * D + n * 8 + 2 * cq) = make_float2(o[n][2 * r], o[n][2 * r + 1]);
     __syncwarp();
     fwht_rows<D>(so, 16, rot.o_block, lane, 32, [] { __syncwarp(); });
-    for (int i = lane; i < nq * D; i += 32) wacc[base * D + i] = so[i] * out_multiplier<F, D>(c, kvh, i % D);
+    for (int i = lane; i < nq * D; i += 32) wacc[base * D + i] = so[i] * out_multiplier<F>(c, rot, kvh, i % D);
     return;
   }
 #pragma unroll
@@ -636,7 +654,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     for (int n = 0; n < NT; ++n) {
       const int j = n * 8 + 2 * cq;
       *reinterpret_cast<float2*>(wacc + (base + qi) * D + j) =
-          make_float2(o[n][2 * r] * out_multiplier<F, D>(c, kvh, j), o[n][2 * r + 1] * out_multiplier<F, D>(c, kvh, j + 1));
+          make_float2(o[n][2 * r] * out_multiplier<F>(c, rot, kvh, j), o[n][2 * r + 1] * out_multiplier<F>(c, rot, kvh, j + 1));
     }
   }
 }
@@ -644,10 +662,12 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 template <KvFamily F, int D>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
-  const int smem = Smem<D, kv_terms<F>(), W>::bytes(!elementwise_family<F>(), c.k_bytes, c.v_bytes);
+  const int smem = Smem<F, D>::bytes(c);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
     KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    // All of the unified L1 as shared memory (q8_0 at head_dim 128 takes 226 KB a block).
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
     configured = smem;
   }
   const dim3 grid(splits, a.kv_heads, (a.num_tiles + W - 1) / W);
@@ -675,14 +695,21 @@ void visit_family(KvFamily f, Fn&& fn) {
   }
 }
 
-bool device_has_mma() {
-  static const int major = [] {
-    int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-      return 0;
-    return v;
+// The device's compute capability major and opt-in shared memory per block (227 KB on sm_90, 163 KB
+// on sm_80, 99 KB on sm_86/89), read once.
+struct DeviceLimits {
+  int major = 0, smem_optin = 0;
+};
+const DeviceLimits& device_limits() {
+  static const DeviceLimits d = [] {
+    DeviceLimits r;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&r.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&r.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+      return DeviceLimits{};
+    return r;
   }();
-  return major >= 8;
+  return d;
 }
 
 }  // namespace
@@ -691,7 +718,12 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   if (a.prefill == PrefillKernel::kGeneric || a.emulation.active() || a.max_tile_rows < 2) return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;
-  return device_has_mma();
+  // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
+  // generic kernel for what does not.
+  int smem = 0;
+  visit_family(c.family, [&](auto f) { smem = c.head_dim == 128 ? Smem<f.value, 128>::bytes(c) : Smem<f.value, 64>::bytes(c); });
+  const DeviceLimits& d = device_limits();
+  return d.major >= 8 && smem + 1024 <= d.smem_optin;
 }
 
 int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits) {

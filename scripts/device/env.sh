@@ -3,10 +3,15 @@
 # pkg-config at them. Catch2 v3, Boost, libcurl and OpenSSL come from the machine itself.
 set -u
 DEVDEPS=/tmp/devdeps
-if [[ -d .devdeps ]]; then
+# Unpacked once per machine: a second source (a script run while another build configures) must not
+# rewrite the .pc files under a running pkg-config.
+if [[ -d .devdeps && ! -f $DEVDEPS/.unpacked ]]; then
   mkdir -p $DEVDEPS
   for f in .devdeps/*.deb; do dpkg -x "$f" $DEVDEPS; done
   find $DEVDEPS -name '*.pc' -exec sed -i "s|^prefix=/usr|prefix=$DEVDEPS/usr|" {} +
+  touch $DEVDEPS/.unpacked
+fi
+if [[ -d $DEVDEPS/usr ]]; then
   export PKG_CONFIG_PATH=$DEVDEPS/usr/lib/x86_64-linux-gnu/pkgconfig:$DEVDEPS/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   export LD_LIBRARY_PATH=$DEVDEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export CMAKE_PREFIX_PATH=$DEVDEPS/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
