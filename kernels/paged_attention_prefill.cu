@@ -21,7 +21,8 @@
 // fp8 codes (the per-tensor scale multiplies the score and the output instead), the per-token-head
 // formats' codes (int4: code - zero point; the token's K scale multiplies its score, its V scale its
 // p before the split) and nvfp4's e2m1 x block scale (6 significant bits; the tensor scale as fp8's)
-// are one bf16 term, fp16 and q4_0's (code - 8) x d two, any other fp32 value three; so the bf16 cache
+// are one bf16 term, fp16 and q4_0's (code - 8) x d two, any other fp32 value three (q8_0's and q4_0's
+// K tiles hold the codes, one term: block_scaled_k); so the bf16 cache
 // costs 3 MMAs per product, like bf16x3. The "bf16x3" switch keeps 2 terms and i + j <= 1 (hi.hi +
 // hi.lo + lo.hi): 2^-16 per product, measured in docs. The softmax, its rescaling and the final
 // normalization are fp32 as in the generic kernel.
@@ -65,6 +66,17 @@ constexpr int kv_terms() {
     default: return 3;
   }
 }
+// q8_0 and q4_0 K: the tiles hold the codes (q4_0: code - 8), one term, and each token's 32-element
+// block scales d go to a table; a score sums its products block by block (two k-steps) and d
+// multiplies each block's sum. (Their V keeps code x d: P cannot take a scale per block.)
+template <KvFamily F>
+constexpr bool block_scaled_k() {
+  return F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0;
+}
+template <KvFamily F>
+constexpr int k_terms() {
+  return block_scaled_k<F>() ? 1 : kv_terms<F>();
+}
 // The tiles hold codes; each token's K scale multiplies its score, its V scale its p.
 template <KvFamily F>
 constexpr bool token_scales() {
@@ -101,20 +113,21 @@ constexpr bool tiles_ring() {
   return F == KvFamily::kBf16;
 }
 
-// Shared memory: bf16 K and V term tiles [stage][K, V][NB][64][D] (one stage unless tiles_ring), Q
-// fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats' token scales [K,
-// V][64], then (other formats than bf16) the raw ring [2][K region, V region]. The term tiles double
+// Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
+// tiles_ring), Q fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats'
+// token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
+// the raw ring [2][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
 // instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
 template <KvFamily F, int D>
 struct Smem {
-  static constexpr int NB = kv_terms<F>(), W = warps_of<F, D>();
+  static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
-  static constexpr int stage = 2 * NB * tile;
+  static constexpr int stage = (NBK + NBV) * tile;
   static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
   static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? 2 : 1) * stage * 2, W * 16 * D * 4);
-  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : 0;
+  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
   static int bytes(const KvLayerCodec& c) { return raw_offset + 2 * raw_stage(c); }
@@ -187,6 +200,23 @@ __device__ __forceinline__ void e4m3_pair(const std::uint8_t* p, float& x0, floa
   x0 = f.x, x1 = f.y;
 }
 
+// q8_0 / q4_0: the codes of elements j, j + 1 of a slot (q4_0: code - 8; element i in the low nibble
+// of qs[i], i + 16 in the high) and their block's scale d.
+template <KvFamily F>
+__device__ __forceinline__ float block_code_pair(const std::uint8_t* s, int j, float& x0, float& x1) {
+  const int i = j % kGgmlBlock;
+  if constexpr (F == KvFamily::kQ8_0) {
+    const std::uint8_t* b = s + (j / kGgmlBlock) * kQ8_0Bytes;
+    x0 = static_cast<float>(static_cast<std::int8_t>(b[2 + i])), x1 = static_cast<float>(static_cast<std::int8_t>(b[3 + i]));
+    return f16_to_f32(load_u16_le(b));
+  } else {
+    const std::uint8_t* b = s + (j / kGgmlBlock) * kQ4_0Bytes;
+    const int sh = i < kGgmlBlock / 2 ? 0 : 4, q = i % (kGgmlBlock / 2);
+    x0 = static_cast<float>(((b[2 + q] >> sh) & 0xF) - 8), x1 = static_cast<float>(((b[3 + q] >> sh) & 0xF) - 8);
+    return f16_to_f32(load_u16_le(b));
+  }
+}
+
 // Lane `lane`'s elements of one staged slot (x[2k], x[2k + 1] = elements 64k + 2 lane, + 1), in the
 // codec's arithmetic but before its rotation (rotations()); per-token-head formats give the codes
 // (int4: code - zero point) and the token's scale. The same values as kv_codecs.h's decoders.
@@ -208,17 +238,9 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
     } else if constexpr (F == KvFamily::kNvfp4) {  // e2m1 x the block's E4M3 scale: exact in bf16
       const float sb = fp8_e4m3_to_f32(s[D / 2 + j / kNvfp4Block]);
       x0 = e2m1_to_f32(s[j / 2] & 0xFu) * sb, x1 = e2m1_to_f32(s[j / 2] >> 4) * sb;
-    } else if constexpr (F == KvFamily::kQ8_0) {
-      const std::uint8_t* b = s + (j / kGgmlBlock) * kQ8_0Bytes;
-      const float d = f16_to_f32(load_u16_le(b));
-      x0 = static_cast<float>(static_cast<std::int8_t>(b[2 + j % kGgmlBlock])) * d;
-      x1 = static_cast<float>(static_cast<std::int8_t>(b[2 + j % kGgmlBlock + 1])) * d;
-    } else if constexpr (F == KvFamily::kQ4_0) {  // element i in the low nibble of qs[i], i + 16 in the high
-      const std::uint8_t* b = s + (j / kGgmlBlock) * kQ4_0Bytes;
-      const float d = f16_to_f32(load_u16_le(b));
-      const int i = j % kGgmlBlock, sh = i < kGgmlBlock / 2 ? 0 : 4, q = i % (kGgmlBlock / 2);
-      x0 = static_cast<float>(((b[2 + q] >> sh) & 0xF) - 8) * d;
-      x1 = static_cast<float>(((b[3 + q] >> sh) & 0xF) - 8) * d;
+    } else if constexpr (block_scaled_k<F>()) {  // code x d: exact in fp32
+      const float d = block_code_pair<F>(s, j, x0, x1);
+      x0 *= d, x1 *= d;
     } else if (!is_k) {  // TurboQuant values: q * scale16 + min16
       const int nb = packed_bytes(D, c.value_bits);
       const float vs = f16_to_f32(load_u16_le(s + nb)), vz = f16_to_f32(load_u16_le(s + nb + 2));
@@ -250,12 +272,14 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
 // A page's raw bytes (the raw ring) -> bf16 term tiles kt, vt (term k at + k * tile): fp16 and fp8
 // per tensor element by element (fp8 as codes: the scale is applied to scores and output); codec
 // formats a warp per token slot through codec_row, with the per-token-head formats' scales in
-// tok_scale [K 64][V 64]. Tokens >= valid become zeros (scale 0). (bf16 pages need none of this.)
+// tok_scale [K 64][V 64] (q8_0/q4_0 K: codes, their block scales in tok_scale [D/32][64]). Tokens >=
+// valid become zeros (scale 0). (bf16 pages need none of this.)
 template <KvFamily F, int D>
 __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
                               __nv_bfloat16* kt, __nv_bfloat16* vt, float* tok_scale) {
   constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   using S = Smem<F, D>;
+  static_assert(block_scaled_k<F>() || k_terms<F>() == NB, "K and V terms differ only for block-scaled K");
   if constexpr (elementwise_family<F>()) {
     static_assert(F == KvFamily::kF16 || F == KvFamily::kFp8Tensor, "bf16 pages are copied as tiles");
     // Chunks of 8 elements (16 bytes of fp16, 8 of fp8): consecutive threads take consecutive chunks
@@ -310,6 +334,17 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
         float x[D / 32], scale = 0.0f;
 #pragma unroll
         for (int e = 0; e < D / 32; ++e) x[e] = 0.0f;
+        if (block_scaled_k<F>() && is_k) {
+          // Codes, one term; the lanes holding a block's first pair write its d (0 past valid).
+#pragma unroll
+          for (int k = 0; k < D / 64; ++k) {
+            const int j = 64 * k + 2 * lane;
+            const float d = t < valid ? block_code_pair<F>(src + t * bytes, j, x[2 * k], x[2 * k + 1]) : 0.0f;
+            if (j % kGgmlBlock == 0) tok_scale[j / kGgmlBlock * kTile + t] = d;
+            store_terms<1>(dst, S::tile, tile_index<D>(t, j), x[2 * k], x[2 * k + 1]);
+          }
+          continue;
+        }
         if (t < valid) codec_row<F, D>(c, is_k, kvh, src + t * bytes, lane, x, scale);
 #pragma unroll
         for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, tile_index<D>(t, 64 * k + 2 * lane), x[2 * k], x[2 * k + 1]);
@@ -347,13 +382,14 @@ __device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std:
 
 template <KvFamily F, int D>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
-  constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
+  constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   using S = Smem<F, D>;
   constexpr int KS = D / 16, NT = D / 8;
   extern __shared__ uint4 smem4[];
-  __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K, V][NB][64][D]
+  __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K terms, V terms][64][D]
   uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;  // [warp][ks][lane][kTerms]
-  float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);  // [K 64][V 64] (per-token-head formats)
+  // [K 64][V 64] (per-token-head formats) or K's block scales [D/32][64] (q8_0, q4_0)
+  float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
   std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [2][K region, V region]
   __shared__ int w_seq[W], w_lo[W], w_hi[W];
@@ -465,7 +501,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       cp_async_commit();
       const int slot = (p - pb) % 2;
       __nv_bfloat16* kt = tiles + (tiles_ring<F>() ? slot * S::stage : 0);
-      __nv_bfloat16* vt = kt + NB * S::tile;
+      __nv_bfloat16* vt = kt + NBK * S::tile;
       if constexpr (!tiles_ring<F>()) {
         const std::uint8_t* k_raw = raw + slot * (k_region + v_region);
         page_to_terms<F, D>(c, kvh, k_raw, k_raw + k_region, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
@@ -474,31 +510,20 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       const int t0 = p * kTile;
       if (mine && t0 < w_hi[warp] && t0 + kTile > w_lo[warp]) {
         // S = Q K^T: 16 x 64 in 8 n-tiles of 8 tokens; term products i + j < na, smallest first.
-        // One-term K/V: even and odd k-steps accumulate apart (16 mma chains instead of 8), added at
-        // the end.
-        constexpr int SA = NB == 1 ? 2 : 1;
-        float sa[SA][8][4];
-#pragma unroll
-        for (int h = 0; h < SA; ++h)
-#pragma unroll
-          for (int n = 0; n < 8; ++n) sa[h][n][0] = sa[h][n][1] = sa[h][n][2] = sa[h][n][3] = 0.0f;
-        float(&s)[8][4] = sa[0];
-#pragma unroll
-        for (int ks = 0; ks < KS; ++ks) {
+        // The k-step ks's products into acc: the 8 n-tiles' fragments first, then each term product
+        // across them, so consecutive mmas write different accumulators.
+        const auto qk_step = [&](int ks, float(&acc)[8][4]) {
           std::uint32_t q[kTerms][4];
 #pragma unroll
           for (int k = 0; k < kTerms; ++k) {
             const uint4 u = qf[((warp * KS + ks) * 32 + lane) * kTerms + k];
             q[k][0] = u.x, q[k][1] = u.y, q[k][2] = u.z, q[k][3] = u.w;
           }
-          // The 8 n-tiles' fragments first, then each term product across them: consecutive mmas
-          // write different accumulators instead of waiting on each other (each accumulator still
-          // sums its products in the same order).
-          std::uint32_t b[8][NB][2];
+          std::uint32_t b[8][NBK][2];
 #pragma unroll
           for (int n = 0; n < 8; ++n)
 #pragma unroll
-            for (int j = 0; j < NB; ++j) {
+            for (int j = 0; j < NBK; ++j) {
               const __nv_bfloat16* kr = kt + j * S::tile + n * 8 * D;
               b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ ks << 4));
               b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ (2 * ks + 1) << 3));
@@ -508,16 +533,46 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
             for (int i = 0; i < kTerms; ++i) {
               const int j = sum - i;
-              if (j >= 0 && j < NB && sum < na)
+              if (j >= 0 && j < NBK && sum < na)
 #pragma unroll
-                for (int n = 0; n < 8; ++n) mma(sa[ks % SA][n], q[i], b[n][j][0], b[n][j][1]);
+                for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
             }
-        }
-        if constexpr (SA == 2) {
+        };
+        float s[8][4];
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        if constexpr (block_scaled_k<F>()) {
+          // A block of 32 dimensions (two k-steps) at a time; its sum times each token's d.
+#pragma unroll
+          for (int blk = 0; blk < D / kGgmlBlock; ++blk) {
+            float t[8][4];
+#pragma unroll
+            for (int n = 0; n < 8; ++n) t[n][0] = t[n][1] = t[n][2] = t[n][3] = 0.0f;
+            qk_step(2 * blk, t);
+            qk_step(2 * blk + 1, t);
+#pragma unroll
+            for (int n = 0; n < 8; ++n) {
+              const float2 d = *reinterpret_cast<const float2*>(tok_scale + blk * kTile + n * 8 + 2 * cq);
+              s[n][0] += t[n][0] * d.x, s[n][1] += t[n][1] * d.y, s[n][2] += t[n][2] * d.x, s[n][3] += t[n][3] * d.y;
+            }
+          }
+        } else if constexpr (NBK == 1) {
+          // Even and odd k-steps accumulate apart (16 mma chains instead of 8), added at the end.
+          float s2[8][4];
+#pragma unroll
+          for (int n = 0; n < 8; ++n) s2[n][0] = s2[n][1] = s2[n][2] = s2[n][3] = 0.0f;
+#pragma unroll
+          for (int ks = 0; ks < KS; ks += 2) {
+            qk_step(ks, s);
+            qk_step(ks + 1, s2);
+          }
 #pragma unroll
           for (int n = 0; n < 8; ++n)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) s[n][e] += sa[1][n][e];
+            for (int e = 0; e < 4; ++e) s[n][e] += s2[n][e];
+        } else {
+#pragma unroll
+          for (int ks = 0; ks < KS; ++ks) qk_step(ks, s);
         }
         // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
         // inside every row's visible tokens (most pages of a long prefill) needs no mask.
@@ -586,14 +641,14 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
           for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
           // Groups of G n2 (2 G accumulators), fragments first, as for S.
-          constexpr int G = NB == 1 && D >= 128 ? 8 : 4;
+          constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
 #pragma unroll
           for (int n0 = 0; n0 < D / 16; n0 += G) {
-            std::uint32_t b[G][NB][4];
+            std::uint32_t b[G][NBV][4];
 #pragma unroll
             for (int u = 0; u < G; ++u)
 #pragma unroll
-              for (int j = 0; j < NB; ++j)
+              for (int j = 0; j < NBV; ++j)
                 ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
                                   b[u][j][3]);
 #pragma unroll
@@ -601,7 +656,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
               for (int i = 0; i < kTerms; ++i) {
                 const int j = sum - i;
-                if (j >= 0 && j < NB && sum < na)
+                if (j >= 0 && j < NBV && sum < na)
 #pragma unroll
                   for (int u = 0; u < G; ++u) {
                     mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
