@@ -19,6 +19,8 @@ struct KvRotations {
   __device__ float out_multiplier(int j) const { return signs ? signs[j] * o_mul : o_mul; }
 };
 
+// The families that can rotate at all: a compile-time guard, so the other families' kernels carry no
+// rotation code (kv_rotations' zeros alone do not let the compiler drop it: the PTX differs).
 template <KvFamily F>
 constexpr bool may_rotate() {
   return F == KvFamily::kInt4Pth || F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0 || F == KvFamily::kTqMse;

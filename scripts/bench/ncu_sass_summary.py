@@ -21,8 +21,11 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: ncu_sass_summary.py ncu-prefill-sass.csv[.gz]")
     path = sys.argv[1]
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        rows = [r for r in csv.reader(f)]
+    try:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+            rows = list(csv.reader(f))
+    except (OSError, csv.Error) as e:
+        sys.exit(f"ncu_sass_summary: cannot read {path}: {e}")
     header = next((i for i, r in enumerate(rows) if "Source" in r and "# Samples" in r), None)
     if header is None:
         sys.exit(f"ncu_sass_summary: {path} has no SASS source table (ncu --page source --csv --print-source sass)")
@@ -32,11 +35,10 @@ def main():
     executed = sum(number(r[cols["Instructions Executed"]]) for r in body)
     if samples == 0:
         sys.exit(f"ncu_sass_summary: {path} holds no stall samples")
-    reasons = sorted((c for c in cols if c.startswith("stall_") and "(Not Issued)" not in c),
-                     key=lambda c: -sum(number(r[cols[c]]) for r in body))
+    totals = {c: sum(number(r[cols[c]]) for r in body) for c in cols if c.startswith("stall_") and "(Not Issued)" not in c}
+    reasons = sorted(totals, key=lambda c: -totals[c])
     print(f"{len(body)} instructions, {samples:.0f} samples, {executed:.3g} warp instructions executed")
-    print("stall reasons (% of samples): " + ", ".join(
-        f"{c[6:]} {100 * sum(number(r[cols[c]]) for r in body) / samples:.1f}" for c in reasons[:10]))
+    print("stall reasons (% of samples): " + ", ".join(f"{c[6:]} {100 * totals[c] / samples:.1f}" for c in reasons[:10]))
     by_op, wait, execs = Counter(), Counter(), Counter()
     for r in body:
         m = re.match(r"\s*(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", r[cols["Source"]])
