@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "attention_emulation.h"
@@ -148,7 +149,16 @@ void kv_write(const KvLayerCodec& codec, const KvWriteArgs& a, cudaStream_t s);
 // kernel; tiles of two or more rows with head_dim 64/128 the tensor-core prefill path
 // (paged_attention_prefill.h, bf16x3 operands, fp32 accumulation); the rest a shared-memory kernel
 // that decodes each page through the codec.
-enum class PrefillKernel : int { kTensorCore, kBf16x3, kGeneric };
+// Kernel switch "prefill": "tensor_core" (exact mode; the wgmma kernel on compute capability 9.0,
+// the mma.sync kernel elsewhere), "bf16x3" (2^-16 per product), "generic" (the CUDA-core kernel),
+// "mma_sync" (exact mode on the mma.sync kernel wherever it runs).
+enum class PrefillKernel : int { kTensorCore, kBf16x3, kGeneric, kMmaSync };
+inline PrefillKernel prefill_kernel_named(std::string_view name) {
+  return name == "generic" ? PrefillKernel::kGeneric
+         : name == "bf16x3" ? PrefillKernel::kBf16x3
+         : name == "mma_sync" ? PrefillKernel::kMmaSync
+                              : PrefillKernel::kTensorCore;
+}
 struct AttentionTile {
   int seq, row0, rows;
 };
@@ -173,8 +183,8 @@ struct PagedAttentionArgs {
   // Engine-kernel emulation (attention_emulation.h). When active, the generic kernel's emulating
   // instantiation runs (never the fast path) with emulation.splits splits per query row.
   AttentionEmulation emulation{};
-  // Kernel switch "prefill": the tensor-core prefill path (paged_attention_prefill.h) in exact mode
-  // (default), in bf16x3 (2^-16 per product), or the generic CUDA-core kernel for prefill tiles.
+  // Kernel switch "prefill" (PrefillKernel): the tensor-core prefill path (paged_attention_prefill.h)
+  // in exact mode (default), in bf16x3, on the mma.sync kernel, or the generic CUDA-core kernel.
   PrefillKernel prefill = PrefillKernel::kTensorCore;
   // Decode path only (paged_attention_decode.h): both kernels with programmatic dependent launch (pdl.cuh).
   bool pdl = false;

@@ -44,6 +44,7 @@
 #include "kv_rotations.cuh"
 #include "paged_attention_prefill.h"
 #include "paged_page_decode.cuh"
+#include "wgmma.cuh"
 
 namespace kvgate::kernels::cuda {
 
@@ -97,6 +98,12 @@ template <KvFamily F, int D>
 constexpr int warps_of() {
   return D == 128 ? 8 : 4;
 }
+// Families and head sizes with a wgmma kernel (sm_90a): head_dim 128 (two warpgroups a block), K
+// without per-block scales (q8_0/q4_0's block sums need an accumulator per block: mma.sync kernel).
+template <KvFamily F, int D>
+constexpr bool wgmma_kernel() {
+  return D == 128 && !block_scaled_k<F>();
+}
 
 // The output's multiplier of element j: V's rotation (kv_rotations.cuh) and per-tensor scale.
 template <KvFamily F>
@@ -119,7 +126,7 @@ constexpr bool tiles_ring() {
 // the raw ring [2][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
 // instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
-template <KvFamily F, int D>
+template <KvFamily F, int D, bool WG>
 struct Smem {
   static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
@@ -130,14 +137,18 @@ struct Smem {
   static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
-  static int bytes(const KvLayerCodec& c) { return raw_offset + 2 * raw_stage(c); }
+  // wgmma's swizzled operands need a 1024-byte aligned base (the kernel aligns the dynamic region).
+  static int bytes(const KvLayerCodec& c) { return raw_offset + 2 * raw_stage(c) + (WG ? 1024 : 0); }
 };
 
 // Element (t, col) of a term tile: the 16-byte chunk col / 8 of row t XORed with t % 8, so that the
-// 8 rows an mma fragment or ldmatrix reads at one column land in 8 different bank groups.
-template <int D>
+// 8 rows an mma fragment or ldmatrix reads at one column land in 8 different bank groups. The wgmma
+// kernel (WG) stores a tile as panels of 64 columns, [col / 64][t][64]: wgmma's 128-byte swizzle
+// (wgmma.cuh); at head_dim 64 the two layouts are the same.
+template <int D, bool WG>
 __device__ __forceinline__ int tile_index(int t, int col) {
-  return t * D + ((((col >> 3) ^ t) & 7 | (col >> 3) & ~7) << 3) + (col & 7);
+  if constexpr (WG) return ((col >> 6) * kTile + t) * 64 + ((((col >> 3) ^ t) & 7) << 3) + (col & 7);
+  else return t * D + ((((col >> 3) ^ t) & 7 | (col >> 3) & ~7) << 3) + (col & 7);
 }
 
 __device__ __forceinline__ std::uint32_t bf2_bits(__nv_bfloat162 v) {
@@ -274,11 +285,11 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
 // formats a warp per token slot through codec_row, with the per-token-head formats' scales in
 // tok_scale [K 64][V 64] (q8_0/q4_0 K: codes, their block scales in tok_scale [D/32][64]). Tokens >=
 // valid become zeros (scale 0). (bf16 pages need none of this.)
-template <KvFamily F, int D>
+template <KvFamily F, int D, bool WG>
 __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
                               __nv_bfloat16* kt, __nv_bfloat16* vt, float* tok_scale) {
   constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
-  using S = Smem<F, D>;
+  using S = Smem<F, D, WG>;
   static_assert(block_scaled_k<F>() || k_terms<F>() == NB, "K and V terms differ only for block-scaled K");
   if constexpr (elementwise_family<F>()) {
     static_assert(F == KvFamily::kF16 || F == KvFamily::kFp8Tensor, "bf16 pages are copied as tiles");
@@ -316,7 +327,7 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
             }
           }
         }
-        const int idx = tile_index<D>(t, ch * 8);
+        const int idx = tile_index<D, WG>(t, ch * 8);
 #pragma unroll
         for (int e = 0; e < 4; ++e) store_terms<NB>(dst, S::tile, idx + 2 * e, x[2 * e], x[2 * e + 1]);
       }
@@ -341,13 +352,13 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
             const int j = 64 * k + 2 * lane;
             const float d = t < valid ? block_code_pair<F>(src + t * bytes, j, x[2 * k], x[2 * k + 1]) : 0.0f;
             if (j % kGgmlBlock == 0) tok_scale[j / kGgmlBlock * kTile + t] = d;
-            store_terms<1>(dst, S::tile, tile_index<D>(t, j), x[2 * k], x[2 * k + 1]);
+            store_terms<1>(dst, S::tile, tile_index<D, WG>(t, j), x[2 * k], x[2 * k + 1]);
           }
           continue;
         }
         if (t < valid) codec_row<F, D>(c, is_k, kvh, src + t * bytes, lane, x, scale);
 #pragma unroll
-        for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, tile_index<D>(t, 64 * k + 2 * lane), x[2 * k], x[2 * k + 1]);
+        for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, tile_index<D, WG>(t, 64 * k + 2 * lane), x[2 * k], x[2 * k + 1]);
         if constexpr (token_scales<F>())
           if (lane == 0) tok_scale[pass * kTile + t] = scale;
       }
@@ -358,17 +369,17 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
 // cp.async of page (k_src, v_src) into ring slot `slot`: bf16 rows into the slot's K and V term tiles
 // (16-byte chunks, swizzled; tokens >= valid become zeros), other formats' whole K and V regions
 // (rows past valid are never decoded) into the slot's raw bytes.
-template <KvFamily F, int D, int T>
+template <KvFamily F, int D, int T, bool WG>
 __device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std::uint8_t* v_src, int valid, int k_region,
                                            int v_region, __nv_bfloat16* tiles, std::uint8_t* raw, int slot) {
   if constexpr (tiles_ring<F>()) {
     constexpr int chunks = D / 8, per = kTile * chunks / T, row_bytes = 2 * D;
     static_assert(kTile * chunks % T == 0, "whole chunks per thread");
-    __nv_bfloat16* kt = tiles + slot * Smem<F, D>::stage;
-    __nv_bfloat16* vt = kt + Smem<F, D>::tile;
+    __nv_bfloat16* kt = tiles + slot * Smem<F, D, WG>::stage;
+    __nv_bfloat16* vt = kt + Smem<F, D, WG>::tile;
 #pragma unroll
     for (int u = 0; u < per; ++u) {
-      const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks, idx = tile_index<D>(t, ch * 8);
+      const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks, idx = tile_index<D, WG>(t, ch * 8);
       const int off = t < valid ? t * row_bytes + ch * 16 : 0;
       cp_async16_or_zero(kt + idx, k_src + off, t < valid);
       cp_async16_or_zero(vt + idx, v_src + off, t < valid);
@@ -380,14 +391,21 @@ __device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std:
   }
 }
 
-template <KvFamily F, int D>
+// WG: the wgmma kernel (sm_90a; wgmma_kernel below): each 4 warps are one warpgroup that multiplies
+// its 64 query vectors (4 tiles) by a page as one asynchronous 64 x 64 (S) and 64 x 128 (O) product;
+// Q's terms sit in shared memory as wgmma operands instead of per-lane fragments.
+template <KvFamily F, int D, bool WG>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
-  using S = Smem<F, D>;
+  using S = Smem<F, D, WG>;
   constexpr int KS = D / 16, NT = D / 8;
-  extern __shared__ uint4 smem4[];
+  static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
+  extern __shared__ uint4 smem_raw[];
+  // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
+  uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
   __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K terms, V terms][64][D]
-  uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;  // [warp][ks][lane][kTerms]
+  // Q's terms: [warp][ks][lane][kTerms] fragments, or (WG) [warpgroup][kTerms][64 rows][D] tiles.
+  uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;
   // [K 64][V 64] (per-token-head formats) or K's block scales [D/32][64] (q8_0, q4_0)
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
@@ -447,9 +465,17 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
                                              (kvh * group + qi % group) * D + col);
       }
       split_terms<kTerms>(x.x, x.y, t[e]);
-    }
+      if constexpr (WG) {
+        // Row 16 (warp % 4) + qi of the warpgroup's tiles: the rows of this warp's accumulators.
+        __nv_bfloat16* qt = reinterpret_cast<__nv_bfloat16*>(qf) + warp / 4 * kTerms * kTile * D;
 #pragma unroll
-    for (int k = 0; k < kTerms; ++k) qf[((warp * KS + ks) * 32 + lane) * kTerms + k] = make_uint4(t[0][k], t[1][k], t[2][k], t[3][k]);
+        for (int k = 0; k < kTerms; ++k)
+          *reinterpret_cast<std::uint32_t*>(qt + k * kTile * D + tile_index<D, true>(warp % 4 * 16 + qi, col)) = t[e][k];
+      }
+    }
+    if constexpr (!WG)
+#pragma unroll
+      for (int k = 0; k < kTerms; ++k) qf[((warp * KS + ks) * 32 + lane) * kTerms + k] = make_uint4(t[0][k], t[1][k], t[2][k], t[3][k]);
   }
   if (lane == 0) {
     const int p0 = has_tile ? a.row_pos[tl.row0] : 0;
@@ -457,6 +483,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     w_lo[warp] = a.window > 0 ? max(0, p0 - a.window + 1) : 0;
     w_hi[warp] = has_tile ? a.row_pos[tl.row0 + tl.rows - 1] + 1 : 0;
   }
+  if constexpr (WG) fence_proxy_async();  // Q's tiles, for wgmma
   __syncthreads();
 
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
@@ -483,12 +510,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       if (w_seq[w] == seq) lo_tok = min(lo_tok, w_lo[w]), hi_tok = max(hi_tok, w_hi[w]);
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
-    const bool mine = has_tile && tl.seq == seq;
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
     // Page p's copy into ring slot (p - pb) % 2.
     const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
-      issue_page<F, D, T>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
+      issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
                           v_region, tiles, raw, (p - pb) % 2);
     };
     if (pb < pe) issue(pb);
@@ -496,6 +522,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     for (int p = pb; p < pe; ++p) {
       // Page p has landed and every warp is done with page p - 1, whose slot takes page p + 1.
       cp_async_wait<0>();
+      if constexpr (WG) fence_proxy_async();
       __syncthreads();
       if (p + 1 < pe) issue(p + 1);
       cp_async_commit();
@@ -504,165 +531,236 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       __nv_bfloat16* vt = kt + NBK * S::tile;
       if constexpr (!tiles_ring<F>()) {
         const std::uint8_t* k_raw = raw + slot * (k_region + v_region);
-        page_to_terms<F, D>(c, kvh, k_raw, k_raw + k_region, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
+        page_to_terms<F, D, WG>(c, kvh, k_raw, k_raw + k_region, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
+        if constexpr (WG) fence_proxy_async();
         __syncthreads();
       }
       const int t0 = p * kTile;
-      if (mine && t0 < w_hi[warp] && t0 + kTile > w_lo[warp]) {
-        // S = Q K^T: 16 x 64 in 8 n-tiles of 8 tokens; term products i + j < na, smallest first.
-        // The k-step ks's products into acc: the 8 n-tiles' fragments first, then each term product
-        // across them, so consecutive mmas write different accumulators.
-        const auto qk_step = [&](int ks, float(&acc)[8][4]) {
-          std::uint32_t q[kTerms][4];
+      const auto needs = [&](int w) { return w_seq[w] == seq && t0 < w_hi[w] && t0 + kTile > w_lo[w]; };
+      const bool act = needs(warp);  // this warp's tile sees tokens of the page
+      if constexpr (WG) {
+        // A warpgroup's 4 warps issue its wgmmas together: it skips a page only if none needs it.
+        const int w0 = warp & ~3;
+        if (!(needs(w0) || needs(w0 + 1) || needs(w0 + 2) || needs(w0 + 3))) continue;
+      } else if (!act) {
+        continue;
+      }
+      {
+        float s[8][4];
 #pragma unroll
-          for (int k = 0; k < kTerms; ++k) {
-            const uint4 u = qf[((warp * KS + ks) * 32 + lane) * kTerms + k];
-            q[k][0] = u.x, q[k][1] = u.y, q[k][2] = u.z, q[k][3] = u.w;
-          }
-          std::uint32_t b[8][NBK][2];
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int j = 0; j < NBK; ++j) {
-              const __nv_bfloat16* kr = kt + j * S::tile + n * 8 * D;
-              b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ ks << 4));
-              b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ (2 * ks + 1) << 3));
-            }
+        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        if constexpr (WG) {
+          // S = Q K^T for the warpgroup's 64 query vectors: a 64 x 64 x 16 wgmma per term product and
+          // k-step (i + j <= 2, smallest first), Q's term i and K's term j from shared memory (k-step
+          // ks: panel ks / 4, 32 bytes per k-step inside the 128-byte rows).
+          const std::uint32_t qb = smem_u32(qf) + warp / 4 * kTerms * kTile * D * 2, kb = smem_u32(kt);
+          wgmma_fence();
 #pragma unroll
           for (int sum = kTerms - 1; sum >= 0; --sum)
 #pragma unroll
             for (int i = 0; i < kTerms; ++i) {
               const int j = sum - i;
-              if (j >= 0 && j < NBK && sum < na)
+              if (j >= 0 && j < NBK && sum < kTerms)
 #pragma unroll
-                for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
+                for (int ks = 0; ks < KS; ++ks) {
+                  const std::uint32_t off = ks / 4 * kTile * 128 + ks % 4 * 32;
+                  wgmma_m64n64k16_ss(s, wgmma_desc(qb + i * S::tile * 2 + off, 16, 1024), wgmma_desc(kb + j * S::tile * 2 + off, 16, 1024),
+                                     1);
+                }
             }
-        };
-        float s[8][4];
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-        if constexpr (block_scaled_k<F>()) {
-          // A block of 32 dimensions (two k-steps) at a time; its sum times each token's d.
-#pragma unroll
-          for (int blk = 0; blk < D / kGgmlBlock; ++blk) {
-            float t[8][4];
-#pragma unroll
-            for (int n = 0; n < 8; ++n) t[n][0] = t[n][1] = t[n][2] = t[n][3] = 0.0f;
-            qk_step(2 * blk, t);
-            qk_step(2 * blk + 1, t);
-#pragma unroll
-            for (int n = 0; n < 8; ++n) {
-              const float2 d = *reinterpret_cast<const float2*>(tok_scale + blk * kTile + n * 8 + 2 * cq);
-              s[n][0] += t[n][0] * d.x, s[n][1] += t[n][1] * d.y, s[n][2] += t[n][2] * d.x, s[n][3] += t[n][3] * d.y;
-            }
-          }
-        } else if constexpr (NBK == 1) {
-          // Even and odd k-steps accumulate apart (16 mma chains instead of 8), added at the end.
-          float s2[8][4];
-#pragma unroll
-          for (int n = 0; n < 8; ++n) s2[n][0] = s2[n][1] = s2[n][2] = s2[n][3] = 0.0f;
-#pragma unroll
-          for (int ks = 0; ks < KS; ks += 2) {
-            qk_step(ks, s);
-            qk_step(ks + 1, s2);
-          }
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) s[n][e] += s2[n][e];
+          wgmma_commit();
+          wgmma_wait<0>();
+          wgmma_fence_operand(s);
         } else {
+          // S = Q K^T: 16 x 64 in 8 n-tiles of 8 tokens; term products i + j < na, smallest first.
+          // The k-step ks's products into acc: the 8 n-tiles' fragments first, then each term product
+          // across them, so consecutive mmas write different accumulators.
+          const auto qk_step = [&](int ks, float(&acc)[8][4]) {
+            std::uint32_t q[kTerms][4];
 #pragma unroll
-          for (int ks = 0; ks < KS; ++ks) qk_step(ks, s);
-        }
-        // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
-        // inside every row's visible tokens (most pages of a long prefill) needs no mask.
-        float mx[2] = {-INFINITY, -INFINITY};
-        const auto scale_scores = [&](auto masked) {
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
-              float x = s[n][e];
-              if constexpr (tensor_scales<F>()) x *= k_mul;
-              if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
-              if constexpr (decltype(masked)::value) s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
-              else s[n][e] = x * a.scale;
-              mx[r] = fmaxf(mx[r], s[n][e]);
+            for (int k = 0; k < kTerms; ++k) {
+              const uint4 u = qf[((warp * KS + ks) * 32 + lane) * kTerms + k];
+              q[k][0] = u.x, q[k][1] = u.y, q[k][2] = u.z, q[k][3] = u.w;
             }
-        };
-        bool inside = true;
+            std::uint32_t b[8][NBK][2];
 #pragma unroll
-        for (int r = 0; r < 2; ++r)
-          if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
-        if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
-        else scale_scores(std::true_type{});
-        float alpha[2], sum[2] = {0.0f, 0.0f};
+            for (int n = 0; n < 8; ++n)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-          const float m_new = fmaxf(m[r], mx[r]);
-          alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
-          mx[r] = m_new;
-          m[r] = m_new;
-        }
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = e >> 1;
-            s[n][e] = mx[r] == -INFINITY ? 0.0f : expf(s[n][e] - mx[r]);
-            sum[r] += s[n][e];
-          }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
-#pragma unroll
-        for (int n = 0; n < NT; ++n) {
-          o[n][0] *= alpha[0], o[n][1] *= alpha[0];
-          o[n][2] *= alpha[1], o[n][3] *= alpha[1];
-        }
-        // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
-        if constexpr (token_scales<F>()) {
-#pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
-            s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
-          }
-        }
-        // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          std::uint32_t pt[4][kTerms], P[kTerms][4];
-          split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-          split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-          split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-          split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
-#pragma unroll
-          for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
-          // Groups of G n2 (2 G accumulators), fragments first, as for S.
-          constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
-#pragma unroll
-          for (int n0 = 0; n0 < D / 16; n0 += G) {
-            std::uint32_t b[G][NBV][4];
-#pragma unroll
-            for (int u = 0; u < G; ++u)
-#pragma unroll
-              for (int j = 0; j < NBV; ++j)
-                ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
-                                  b[u][j][3]);
+              for (int j = 0; j < NBK; ++j) {
+                const __nv_bfloat16* kr = kt + j * S::tile + n * 8 * D;
+                b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ ks << 4));
+                b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ (2 * ks + 1) << 3));
+              }
 #pragma unroll
             for (int sum = kTerms - 1; sum >= 0; --sum)
 #pragma unroll
               for (int i = 0; i < kTerms; ++i) {
                 const int j = sum - i;
-                if (j >= 0 && j < NBV && sum < na)
+                if (j >= 0 && j < NBK && sum < na)
 #pragma unroll
-                  for (int u = 0; u < G; ++u) {
-                    mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
-                    mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
-                  }
+                  for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
               }
+          };
+          if constexpr (block_scaled_k<F>()) {
+            // A block of 32 dimensions (two k-steps) at a time; its sum times each token's d.
+#pragma unroll
+            for (int blk = 0; blk < D / kGgmlBlock; ++blk) {
+              float t[8][4];
+#pragma unroll
+              for (int n = 0; n < 8; ++n) t[n][0] = t[n][1] = t[n][2] = t[n][3] = 0.0f;
+              qk_step(2 * blk, t);
+              qk_step(2 * blk + 1, t);
+#pragma unroll
+              for (int n = 0; n < 8; ++n) {
+                const float2 d = *reinterpret_cast<const float2*>(tok_scale + blk * kTile + n * 8 + 2 * cq);
+                s[n][0] += t[n][0] * d.x, s[n][1] += t[n][1] * d.y, s[n][2] += t[n][2] * d.x, s[n][3] += t[n][3] * d.y;
+              }
+            }
+          } else if constexpr (NBK == 1) {
+            // Even and odd k-steps accumulate apart (16 mma chains instead of 8), added at the end.
+            float s2[8][4];
+#pragma unroll
+            for (int n = 0; n < 8; ++n) s2[n][0] = s2[n][1] = s2[n][2] = s2[n][3] = 0.0f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks += 2) {
+              qk_step(ks, s);
+              qk_step(ks + 1, s2);
+            }
+#pragma unroll
+            for (int n = 0; n < 8; ++n)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) s[n][e] += s2[n][e];
+          } else {
+#pragma unroll
+            for (int ks = 0; ks < KS; ++ks) qk_step(ks, s);
+          }
+        }
+        // (WG) A warp whose tile does not see the page adds nothing: p = 0, its state untouched.
+        if (WG && !act) {
+#pragma unroll
+          for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        } else {
+          // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
+          // inside every row's visible tokens (most pages of a long prefill) needs no mask.
+          float mx[2] = {-INFINITY, -INFINITY};
+          const auto scale_scores = [&](auto masked) {
+#pragma unroll
+            for (int n = 0; n < 8; ++n)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
+                float x = s[n][e];
+                if constexpr (tensor_scales<F>()) x *= k_mul;
+                if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
+                if constexpr (decltype(masked)::value) s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
+                else s[n][e] = x * a.scale;
+                mx[r] = fmaxf(mx[r], s[n][e]);
+              }
+          };
+          bool inside = true;
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+            if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
+          if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
+          else scale_scores(std::true_type{});
+          float alpha[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            const float m_new = fmaxf(m[r], mx[r]);
+            alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
+            mx[r] = m_new;
+            m[r] = m_new;
+          }
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = e >> 1;
+              s[n][e] = mx[r] == -INFINITY ? 0.0f : expf(s[n][e] - mx[r]);
+              sum[r] += s[n][e];
+            }
+#pragma unroll
+          for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+#pragma unroll
+          for (int n = 0; n < NT; ++n) {
+            o[n][0] *= alpha[0], o[n][1] *= alpha[0];
+            o[n][2] *= alpha[1], o[n][3] *= alpha[1];
+          }
+          // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
+          if constexpr (token_scales<F>()) {
+#pragma unroll
+            for (int n = 0; n < 8; ++n) {
+              const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
+              s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
+            }
+          }
+        }
+        if constexpr (WG) {
+          // O += P V: P's terms (the accumulator layout is wgmma's A fragment) from registers, V's
+          // [token][dim] tile read transposed: a 64 x 128 x 16 wgmma per term product and 16 tokens.
+          std::uint32_t P[4][kTerms][4];
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk) {
+            std::uint32_t pt[4][kTerms];
+            split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+            split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+            split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+            split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+#pragma unroll
+            for (int k = 0; k < kTerms; ++k) P[kk][k][0] = pt[0][k], P[kk][k][1] = pt[1][k], P[kk][k][2] = pt[2][k], P[kk][k][3] = pt[3][k];
+          }
+          const std::uint32_t vb = smem_u32(vt);
+          wgmma_fence();
+#pragma unroll
+          for (int sum = kTerms - 1; sum >= 0; --sum)
+#pragma unroll
+            for (int i = 0; i < kTerms; ++i) {
+              const int j = sum - i;
+              if (j >= 0 && j < NBV && sum < kTerms)
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
+                  wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc(vb + j * S::tile * 2 + kk * 16 * 128, kTile * 128, 1024));
+            }
+          wgmma_commit();
+          wgmma_wait<0>();
+          wgmma_fence_operand(o);
+        } else {
+          // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk) {
+            std::uint32_t pt[4][kTerms], P[kTerms][4];
+            split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+            split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+            split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+            split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+#pragma unroll
+            for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
+            // Groups of G n2 (2 G accumulators), fragments first, as for S.
+            constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
+#pragma unroll
+            for (int n0 = 0; n0 < D / 16; n0 += G) {
+              std::uint32_t b[G][NBV][4];
+#pragma unroll
+              for (int u = 0; u < G; ++u)
+#pragma unroll
+                for (int j = 0; j < NBV; ++j)
+                  ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
+                                    b[u][j][3]);
+#pragma unroll
+              for (int sum = kTerms - 1; sum >= 0; --sum)
+#pragma unroll
+                for (int i = 0; i < kTerms; ++i) {
+                  const int j = sum - i;
+                  if (j >= 0 && j < NBV && sum < na)
+#pragma unroll
+                    for (int u = 0; u < G; ++u) {
+                      mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
+                      mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
+                    }
+                }
+            }
           }
         }
       }
@@ -714,19 +812,19 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   }
 }
 
-template <KvFamily F, int D>
+template <KvFamily F, int D, bool WG>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
-  const int smem = Smem<F, D>::bytes(c);
+  const int smem = Smem<F, D, WG>::bytes(c);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     // All of the unified L1 as shared memory (q8_0 at head_dim 128 takes 226 KB a block).
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
     configured = smem;
   }
   const dim3 grid(splits, a.kv_heads, (a.num_tiles + W - 1) / W);
-  prefill_kernel<F, D><<<grid, W * 32, smem, s>>>(c, a, splits, a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms);
+  prefill_kernel<F, D, WG><<<grid, W * 32, smem, s>>>(c, a, splits, a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -750,21 +848,47 @@ void visit_family(KvFamily f, Fn&& fn) {
   }
 }
 
-// The device's compute capability major and opt-in shared memory per block (227 KB on sm_90, 163 KB
-// on sm_80, 99 KB on sm_86/89), read once.
+// The device's compute capability and opt-in shared memory per block (227 KB on sm_90, 163 KB on
+// sm_80, 99 KB on sm_86/89), read once.
 struct DeviceLimits {
-  int major = 0, smem_optin = 0;
+  int major = 0, minor = 0, smem_optin = 0;
 };
 const DeviceLimits& device_limits() {
   static const DeviceLimits d = [] {
     DeviceLimits r;
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&r.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&r.minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&r.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
       return DeviceLimits{};
     return r;
   }();
   return d;
+}
+
+// The build made sm_90a code for this file (kernels/CMakeLists.txt): the wgmma kernels exist.
+#ifdef KVGATE_PREFILL_WGMMA
+constexpr bool kWgmmaBuilt = true;
+#else
+constexpr bool kWgmmaBuilt = false;
+#endif
+
+// fn(family F, head_dim D, WG) of the kernel that runs this call: in exact mode the wgmma kernel where
+// it exists for (F, D), on a compute capability 9.0 device (sm_90a code runs there only); the
+// mma.sync kernel for {"prefill": "mma_sync"} and "bf16x3" (the wgmma kernel keeps every term: its
+// products are not the cost).
+template <class Fn>
+void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
+  using D64 = std::integral_constant<int, 64>;
+  using D128 = std::integral_constant<int, 128>;
+  visit_family(c.family, [&](auto f) {
+    if (c.head_dim == 64) return fn(f, D64{}, std::false_type{});
+    if constexpr (kWgmmaBuilt && wgmma_kernel<decltype(f)::value, 128>()) {
+      const DeviceLimits& d = device_limits();
+      if (a.prefill == PrefillKernel::kTensorCore && d.major == 9 && d.minor == 0) return fn(f, D128{}, std::true_type{});
+    }
+    fn(f, D128{}, std::false_type{});
+  });
 }
 
 }  // namespace
@@ -776,7 +900,7 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.
   int smem = 0;
-  visit_family(c.family, [&](auto f) { smem = c.head_dim == 128 ? Smem<f.value, 128>::bytes(c) : Smem<f.value, 64>::bytes(c); });
+  visit_kernel(c, a, [&](auto f, auto d, auto wg) { smem = Smem<f.value, d.value, wg.value>::bytes(c); });
   const DeviceLimits& d = device_limits();
   return d.major >= 8 && smem + 1024 <= d.smem_optin;
 }
@@ -793,10 +917,7 @@ int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a,
 }
 
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  visit_family(c.family, [&](auto f) {
-    if (c.head_dim == 128) launch<f.value, 128>(c, a, splits, s);
-    else launch<f.value, 64>(c, a, splits, s);
-  });
+  visit_kernel(c, a, [&](auto f, auto d, auto wg) { launch<f.value, d.value, wg.value>(c, a, splits, s); });
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -318,27 +318,31 @@ TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the s
 }
 
 TEST_CASE("CUDA engine: every prefill attention kernel follows the CPU path", "[cuda]") {
-  kvtest::TempDir tmp;
-  MakeModelOptions opts = small("qwen3");
-  opts.head_dim = 64;  // the tensor-core prefill kernel takes head_dim 64 and 128
-  auto model = kvtest::make_and_load(tmp, "qwen3", opts);
-  const int vocab = model->config().vocab_size;
-  // 150-token prompts: prefill tiles of several rows run the tensor-core kernel (exact or bf16x3)
-  // or, with "generic", the CUDA-core kernel; each against the CPU path with fp32 GEMMs.
-  for (const std::string f : {"bf16", "int4_per_token_head"})
-    for (const char* kernel : {"tensor_core", "bf16x3", "generic"}) {
-      EngineOptions o;
-      o.device = "cuda";
-      o.max_batch = 2;
-      o.kv = {f, nlohmann::json::object()};
-      o.kernel_switches = {{"prefill", kernel}, {"gemm", "fp32"}};
-      auto engine = make_cuda_engine(model, o);
-      CHECK(engine->describe()["kernel_switches"]["prefill"] == kernel);
-      const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 23), 12, {});
-      INFO(f << " " << kernel << " worst logit error " << c.worst_logit_error);
-      CHECK(c.worst_logit_error <= 1e-2);
-      CHECK(c.same_tokens);
-    }
+  // The tensor-core prefill kernels take head_dim 64 (mma.sync) and 128 (wgmma on an H100/H200,
+  // mma.sync with "mma_sync" or elsewhere).
+  for (const int head_dim : {64, 128}) {
+    kvtest::TempDir tmp;
+    MakeModelOptions opts = small("qwen3");
+    opts.head_dim = head_dim;
+    auto model = kvtest::make_and_load(tmp, "qwen3", opts);
+    const int vocab = model->config().vocab_size;
+    // 150-token prompts: prefill tiles of several rows run the tensor-core kernel (exact or bf16x3)
+    // or, with "generic", the CUDA-core kernel; each against the CPU path with fp32 GEMMs.
+    for (const std::string f : {"bf16", "int4_per_token_head"})
+      for (const char* kernel : {"tensor_core", "bf16x3", "mma_sync", "generic"}) {
+        EngineOptions o;
+        o.device = "cuda";
+        o.max_batch = 2;
+        o.kv = {f, nlohmann::json::object()};
+        o.kernel_switches = {{"prefill", kernel}, {"gemm", "fp32"}};
+        auto engine = make_cuda_engine(model, o);
+        CHECK(engine->describe()["kernel_switches"]["prefill"] == kernel);
+        const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 23), 12, {});
+        INFO(f << " " << kernel << " head_dim " << head_dim << " worst logit error " << c.worst_logit_error);
+        CHECK(c.worst_logit_error <= 1e-2);
+        CHECK(c.same_tokens);
+      }
+  }
 }
 
 namespace {

@@ -192,7 +192,7 @@ TEST_CASE("text streamer: pieces are final, never cut a character, and add up to
 TEST_CASE("kernel switches: \"prefill\" picks the CUDA prefill kernel; bad values are errors", "[engine]") {
   using kvgate::decoder::resolve_kernel_switches;
   CHECK(resolve_kernel_switches(json::object()).prefill.empty());
-  for (const char* k : {"tensor_core", "bf16x3", "generic"}) CHECK(resolve_kernel_switches({{"prefill", k}}).prefill == k);
+  for (const char* k : {"tensor_core", "bf16x3", "mma_sync", "generic"}) CHECK(resolve_kernel_switches({{"prefill", k}}).prefill == k);
   CHECK_THROWS_AS(resolve_kernel_switches({{"prefill", "fast"}}), kvgate::Error);
   CHECK_THROWS_AS(resolve_kernel_switches({{"prefill", true}}), kvgate::Error);
 }

@@ -429,7 +429,7 @@ struct PagedAttentionCase final : KernelCase {
   kk::KvStoreOptions kv;
   int seqs, ctx, rows, heads, kv_heads, d, window, splits;
   kk::AttentionEmulation emu{};
-  std::string prefill;  // kernel switch "prefill": "" (tensor_core), "bf16x3" or "generic"
+  std::string prefill;  // kernel switch "prefill": "" (tensor_core), "bf16x3", "generic" or "mma_sync"
   std::string decode;   // decode path: "" (the kernel chosen for the format), "tensor_core" or "cuda_core"
   bool out_bf16 = false;  // run again with bf16 output: every value must be the fp32 run's RNE rounding
   // Token magnitudes that rise and fall across pages (V 2^-4 .. 1.5 x 2^4, K 2^-1 .. 2^1): the
@@ -587,9 +587,7 @@ struct PagedAttentionCase final : KernelCase {
                                 .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
                                 .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
                                 .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get(), .emulation = emu,
-                                .prefill = prefill == "generic"  ? kc::PrefillKernel::kGeneric
-                                           : prefill == "bf16x3" ? kc::PrefillKernel::kBf16x3
-                                                                 : kc::PrefillKernel::kTensorCore,
+                                .prefill = kc::prefill_kernel_named(prefill),
                                 .decode = decode == "cuda_core"     ? kc::DecodeKernel::kCudaCore
                                           : decode == "tensor_core" ? kc::DecodeKernel::kTensorCore
                                                                     : kc::DecodeKernel::kAuto};
@@ -776,10 +774,11 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::move(pc));
   }
   // The same shape on the generic kernel ({"prefill": "generic"}: its error against the twin is the
-  // reference) and in bf16x3 mode ({"prefill": "bf16x3"}: 2^-16 per product, a looser bound);
-  // docs/cuda-decoder.md, Numerics, compares the three.
+  // reference), in bf16x3 mode ({"prefill": "bf16x3"}: 2^-16 per product, a looser bound) and on the
+  // mma.sync kernel ({"prefill": "mma_sync"}: the default runs wgmma on an H100/H200);
+  // docs/cuda-decoder.md, Numerics, compares them.
   for (const char* f : {"bf16", "fp16", "fp8_e4m3", "int8_per_token_head", "int4_per_token_head", "q4_0", "turboquant_k3v4_nc"})
-    for (const char* mode : {"generic", "bf16x3"}) {
+    for (const char* mode : {"generic", "bf16x3", "mma_sync"}) {
       auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 3, 300, 37, 8, 2, 128);
       pc->prefill = mode;
       cases.push_back(std::move(pc));

@@ -26,10 +26,11 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
       if (!v.is_string() || (v != "bf16" && v != "fp32")) throw bad(key, v, "use \"bf16\" or \"fp32\"");
       k.gemm = v.get<std::string>();
     } else if (key == "prefill") {
-      if (!v.is_string() || (v != "tensor_core" && v != "bf16x3" && v != "generic"))
+      if (!v.is_string() || (v != "tensor_core" && v != "bf16x3" && v != "generic" && v != "mma_sync"))
         throw bad(key, v,
-                  "use \"tensor_core\" (the default: tensor cores, operands split into bf16 terms to fp32 precision), "
-                  "\"bf16x3\" (tensor cores, 2^-16 per product: faster, less exact) or \"generic\" (the fp32 CUDA-core kernel)");
+                  "use \"tensor_core\" (the default: tensor cores, operands split into bf16 terms to fp32 precision; wgmma on "
+                  "compute capability 9.0), \"bf16x3\" (tensor cores, 2^-16 per product: faster, less exact), \"mma_sync\" "
+                  "(exact, on the mma.sync kernel) or \"generic\" (the fp32 CUDA-core kernel)");
       k.prefill = v.get<std::string>();
     } else if (key == "attention_splits") {
       if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 128) throw bad(key, v, "an integer 1..128");

@@ -8,10 +8,11 @@
 //   "pv_fp8": bool                     softmax weights through fp8 e4m3 before P.V
 //   "pv_accum": "fp32" | "reduced" | "two_level"   P.V accumulator (reduced / two_level need pv_fp8)
 //   "pv_promote_every": 32..65536      two_level: tokens between promotions, a multiple of 32
-//   "prefill": "tensor_core" | "bf16x3" | "generic"   CUDA only: prefill tiles on the tensor-core
-//                                      kernel (default: operands split into bf16 terms to fp32
-//                                      precision, fp32 accumulation), on it with bf16x3 operands
-//                                      (2^-16 per product), or on the generic CUDA-core kernel
+//   "prefill": "tensor_core" | "bf16x3" | "mma_sync" | "generic"   CUDA only: prefill tiles on the
+//                                      tensor-core kernel (default: operands split into bf16 terms to
+//                                      fp32 precision, fp32 accumulation; wgmma on compute capability
+//                                      9.0), on it with bf16x3 operands (2^-16 per product), exact on
+//                                      the mma.sync kernel, or on the generic CUDA-core kernel
 //   "cuda_graphs": bool                CUDA only: replay each decode step as a CUDA graph (default
 //                                      true; false launches every kernel each step, same numbers)
 //   "gemv": bool | 0..4                CUDA only: decode steps of at most this many rows (true: 1,
@@ -30,7 +31,7 @@ namespace kvgate::decoder {
 
 struct KernelSwitches {
   std::string gemm;               // "" = the engine's default
-  std::string prefill;            // "" = the engine's default (tensor_core), or "tensor_core" / "bf16x3" / "generic"
+  std::string prefill;            // "" = the engine's default (tensor_core), or "tensor_core" / "bf16x3" / "mma_sync" / "generic"
   int attention_splits = 0;       // 0 = not set
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
   bool cuda_graphs = true;

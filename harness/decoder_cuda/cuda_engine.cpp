@@ -53,9 +53,7 @@ class CudaEngine final : public Engine {
     const KernelSwitches k = resolve_kernel_switches(options_.kernel_switches);
     const kc::GemmType gemm = k.gemm == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
     attention_ = k.attention;
-    prefill_ = k.prefill == "generic" ? kc::PrefillKernel::kGeneric
-               : k.prefill == "bf16x3"  ? kc::PrefillKernel::kBf16x3
-                                        : kc::PrefillKernel::kTensorCore;
+    prefill_ = kc::prefill_kernel_named(k.prefill);
     if (options_.max_batch <= 0) throw Error("--max-batch must be positive");
     weights_ = CudaWeights::upload(*model_, gemm);
     forward_ = std::make_unique<CudaForward>(model_->config(), weights_,
@@ -128,7 +126,11 @@ class CudaEngine final : public Engine {
                                     (prefill_ == kc::PrefillKernel::kGeneric ? "generic CUDA-core kernel (fp32)"
                                      : prefill_ == kc::PrefillKernel::kBf16x3
                                          ? "tensor-core kernel, bf16x3 operands (2^-16 per product), fp32 accumulation"
-                                         : "tensor-core kernel, operands split into bf16 terms to fp32 precision, fp32 accumulation")},
+                                     : prefill_ == kc::PrefillKernel::kMmaSync
+                                         ? "tensor-core kernel on mma.sync, operands split into bf16 terms to fp32 precision, "
+                                           "fp32 accumulation"
+                                         : "tensor-core kernel (wgmma on compute capability 9.0), operands split into bf16 terms "
+                                           "to fp32 precision, fp32 accumulation")},
             {"max_batch", options_.max_batch},
             {"max_context", forward_->options().max_context},
             {"prefill_chunk", prefill_chunk()}};

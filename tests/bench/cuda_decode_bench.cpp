@@ -463,8 +463,8 @@ int main(int argc, char** argv) try {
     else if (a == "--prefill-kernels") {
       prefill_kernels = split(next());
       for (const auto& k : prefill_kernels)
-        if (k != "tensor_core" && k != "bf16x3" && k != "generic")
-          throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3 or generic, not " + k);
+        if (k != "tensor_core" && k != "bf16x3" && k != "mma_sync" && k != "generic")
+          throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3, mma_sync or generic, not " + k);
     }
     else if (a == "--decode-kernels") {
       decode_kernels = split(next());
@@ -534,9 +534,7 @@ int main(int argc, char** argv) try {
     for (const int ctx : prefill_attention)
       for (const std::string& f : prefill_formats)
         for (const std::string& kn : prefill_kernels) {
-          const kc::PrefillKernel kernel = kn == "generic"  ? kc::PrefillKernel::kGeneric
-                                           : kn == "bf16x3" ? kc::PrefillKernel::kBf16x3
-                                                            : kc::PrefillKernel::kTensorCore;
+          const kc::PrefillKernel kernel = kc::prefill_kernel_named(kn);
           double pairs = 0;
           const double ms = bench_prefill_attention(f, ctx, kernel, reps, pairs);
           const double flops_per_s = 4.0 * 128 * pairs / (ms * 1e-3);
@@ -620,9 +618,7 @@ int main(int argc, char** argv) try {
       for (const std::string& f : prefill_formats)
         for (const std::string& kernel : prefill_kernels) {
       CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill,
-                              .prefill = kernel == "generic"  ? kc::PrefillKernel::kGeneric
-                                         : kernel == "bf16x3" ? kc::PrefillKernel::kBf16x3
-                                                              : kc::PrefillKernel::kTensorCore});
+                              .prefill = kc::prefill_kernel_named(kernel)});
       std::vector<int> toks(512), seqs(512, 0), pos(512);
       kvgate::Rng rng(5);
       Timer t;
