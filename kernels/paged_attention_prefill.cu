@@ -12,6 +12,16 @@
 // O += P V (16 x head_dim, fp32). The partial (m, l, O) of each tile goes to the generic kernel's workspace
 // and paged_attention() merges the splits with the same combine kernel.
 //
+// Two kernels: mma.sync (sm_80+; above) and, at head_dim 128 on compute capability 9.0, wgmma
+// (template flag WG; wgmma.cuh): each 4 warps are a warpgroup whose 4 tiles (64 query vectors) are
+// the rows of one asynchronous 64 x 64 x 16 (S, Q's terms and K from shared memory) or 64 x 128 x 16
+// (O, P's terms from registers, V from shared memory read transposed) product. The fragments are the
+// same, so the mask, softmax and output code is shared. The term tiles are then panels of 64 columns
+// in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too, and the two warpgroups of a
+// block take turns issuing S (a named barrier) so that one's softmax overlaps the other's product;
+// a page's P V is awaited at the next page's barrier. Exact mode only ("bf16x3" and "mma_sync" run
+// the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
+//
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
 // x0 = bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1) (each difference exact in fp32), so
 // x0 + x1 + x2 equals x to 2^-24 relative; a product a.b is the sum of the term products ai.bj
@@ -178,6 +188,11 @@ __device__ __forceinline__ void store_terms(__nv_bfloat16* base, int tile, int i
 #pragma unroll
   for (int k = 0; k < NB; ++k) *reinterpret_cast<std::uint32_t*>(base + k * tile + idx) = t[k];
 }
+
+// Named barrier `id` (1-15; 0 is __syncthreads) of `n` threads: sync waits for all n, arrive counts
+// this warp without waiting.
+__device__ __forceinline__ void named_barrier_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void named_barrier_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -522,7 +537,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     for (int p = pb; p < pe; ++p) {
       // Page p has landed and every warp is done with page p - 1, whose slot takes page p + 1.
       cp_async_wait<0>();
-      if constexpr (WG) fence_proxy_async();
+      if constexpr (WG) {
+        fence_proxy_async();
+        wgmma_wait<0>();  // the last page's P V (below) is done with its slot and with o
+        wgmma_fence_operand(o);
+      }
       __syncthreads();
       if (p + 1 < pe) issue(p + 1);
       cp_async_commit();
@@ -538,18 +557,18 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       const int t0 = p * kTile;
       const auto needs = [&](int w) { return w_seq[w] == seq && t0 < w_hi[w] && t0 + kTile > w_lo[w]; };
       const bool act = needs(warp);  // this warp's tile sees tokens of the page
+      float s[8][4];
+#pragma unroll
+      for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
       if constexpr (WG) {
         // A warpgroup's 4 warps issue its wgmmas together: it skips a page only if none needs it.
         const int w0 = warp & ~3;
-        if (!(needs(w0) || needs(w0 + 1) || needs(w0 + 2) || needs(w0 + 3))) continue;
-      } else if (!act) {
-        continue;
-      }
-      {
-        float s[8][4];
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-        if constexpr (WG) {
+        const bool run = needs(w0) || needs(w0 + 1) || needs(w0 + 2) || needs(w0 + 3);
+        // The two warpgroups take turns on the tensor cores: warpgroup 1 issues its S product after
+        // warpgroup 0's, so that one's softmax runs while the other's product does (every thread
+        // passes the named barrier once a page, skipped or not).
+        if (W == 8 && warp >= 4) named_barrier_sync(1, 256);
+        if (run) {
           // S = Q K^T for the warpgroup's 64 query vectors: a 64 x 64 x 16 wgmma per term product and
           // k-step (i + j <= 2, smallest first), Q's term i and K's term j from shared memory (k-step
           // ks: panel ks / 4, 32 bytes per k-step inside the 128-byte rows).
@@ -569,9 +588,16 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
                 }
             }
           wgmma_commit();
-          wgmma_wait<0>();
-          wgmma_fence_operand(s);
-        } else {
+        }
+        if (W == 8 && warp < 4) named_barrier_arrive(1, 256);
+        if (!run) continue;
+        wgmma_wait<0>();
+        wgmma_fence_operand(s);
+      } else if (!act) {
+        continue;
+      }
+      {
+        if constexpr (!WG) {
           // S = Q K^T: 16 x 64 in 8 n-tiles of 8 tokens; term products i + j < na, smallest first.
           // The k-step ks's products into acc: the 8 n-tiles' fragments first, then each term product
           // across them, so consecutive mmas write different accumulators.
@@ -723,9 +749,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
                 for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
                   wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc(vb + j * S::tile * 2 + kk * 16 * 128, kTile * 128, 1024));
             }
-          wgmma_commit();
-          wgmma_wait<0>();
-          wgmma_fence_operand(o);
+          wgmma_commit();  // awaited at the next page's barrier, or after the last page
         } else {
           // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
 #pragma unroll
@@ -764,6 +788,10 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           }
         }
       }
+    }
+    if constexpr (WG) {
+      wgmma_wait<0>();
+      wgmma_fence_operand(o);
     }
     __syncthreads();  // the last page's slot is free before the next sequence's first copy
   }
