@@ -512,6 +512,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   const int k_lane = g * D + 8 * g + 2 * cq;
   const int v_lane = ((lane >> 3 & 1) * 8 + (lane & 7)) * D + 8 * ((lane >> 4) ^ (lane & 7));
   const int k_region = kTile * c.k_bytes, v_region = kTile * c.v_bytes;  // bytes of a page's K or V rows
+  // (WG) The descriptor of this warpgroup's Q tiles; the operands' descriptors are offsets from a base.
+  [[maybe_unused]] const std::uint64_t qd = wgmma_desc(smem_u32(qf) + warp / 4 * kTerms * kTile * D * 2, 16, 1024);
 
   // The block's tiles by sequence (prefill chunks may hold several): pages of one sequence are
   // decoded once for every warp whose tile belongs to it.
@@ -558,8 +560,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       const auto needs = [&](int w) { return w_seq[w] == seq && t0 < w_hi[w] && t0 + kTile > w_lo[w]; };
       const bool act = needs(warp);  // this warp's tile sees tokens of the page
       float s[8][4];
+      if constexpr (!WG)
 #pragma unroll
-      for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
       if constexpr (WG) {
         // A warpgroup's 4 warps issue its wgmmas together: it skips a page only if none needs it.
         const int w0 = warp & ~3;
@@ -572,7 +575,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           // S = Q K^T for the warpgroup's 64 query vectors: a 64 x 64 x 16 wgmma per term product and
           // k-step (i + j <= 2, smallest first), Q's term i and K's term j from shared memory (k-step
           // ks: panel ks / 4, 32 bytes per k-step inside the 128-byte rows).
-          const std::uint32_t qb = smem_u32(qf) + warp / 4 * kTerms * kTile * D * 2, kb = smem_u32(kt);
+          // The first product overwrites s.
+          const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
+          int accumulate = 0;
           wgmma_fence();
 #pragma unroll
           for (int sum = kTerms - 1; sum >= 0; --sum)
@@ -582,9 +587,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
               if (j >= 0 && j < NBK && sum < kTerms)
 #pragma unroll
                 for (int ks = 0; ks < KS; ++ks) {
-                  const std::uint32_t off = ks / 4 * kTile * 128 + ks % 4 * 32;
-                  wgmma_m64n64k16_ss(s, wgmma_desc(qb + i * S::tile * 2 + off, 16, 1024), wgmma_desc(kb + j * S::tile * 2 + off, 16, 1024),
-                                     1);
+                  const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
+                  wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
+                  accumulate = 1;
                 }
             }
           wgmma_commit();
@@ -709,11 +714,14 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
             }
 #pragma unroll
           for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+          // Once the rows' maxima settle (most pages of a long prefill) alpha is 1: the warp skips the
+          // multiplications, which would change nothing.
+          if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f))
 #pragma unroll
-          for (int n = 0; n < NT; ++n) {
-            o[n][0] *= alpha[0], o[n][1] *= alpha[0];
-            o[n][2] *= alpha[1], o[n][3] *= alpha[1];
-          }
+            for (int n = 0; n < NT; ++n) {
+              o[n][0] *= alpha[0], o[n][1] *= alpha[0];
+              o[n][2] *= alpha[1], o[n][3] *= alpha[1];
+            }
           // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
           if constexpr (token_scales<F>()) {
 #pragma unroll
@@ -737,7 +745,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
             for (int k = 0; k < kTerms; ++k) P[kk][k][0] = pt[0][k], P[kk][k][1] = pt[1][k], P[kk][k][2] = pt[2][k], P[kk][k][3] = pt[3][k];
           }
-          const std::uint32_t vb = smem_u32(vt);
+          const std::uint64_t vd = wgmma_desc(smem_u32(vt), kTile * 128, 1024);
           wgmma_fence();
 #pragma unroll
           for (int sum = kTerms - 1; sum >= 0; --sum)
@@ -747,7 +755,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
               if (j >= 0 && j < NBV && sum < kTerms)
 #pragma unroll
                 for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
-                  wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc(vb + j * S::tile * 2 + kk * 16 * 128, kTile * 128, 1024));
+                  wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
             }
           wgmma_commit();  // awaited at the next page's barrier, or after the last page
         } else {
