@@ -129,6 +129,12 @@ template <KvFamily F>
 constexpr bool tiles_ring() {
   return F == KvFamily::kBf16;
 }
+// Stages of the ring. The wgmma kernel on bf16 keeps three, so that page p - 1's P V product can run
+// during page p's softmax (prefill_kernel's pipelined loop): 3 x 32 KB of tiles and 96 KB of Q terms.
+template <KvFamily F, bool WG>
+constexpr int ring_stages() {
+  return WG && tiles_ring<F>() ? 3 : 2;
+}
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
 // tiles_ring), Q fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats'
@@ -143,7 +149,7 @@ struct Smem {
   static constexpr int stage = (NBK + NBV) * tile;
   static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
-  static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? 2 : 1) * stage * 2, W * 16 * D * 4);
+  static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? ring_stages<F, WG>() : 1) * stage * 2, W * 16 * D * 4);
   static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
@@ -415,6 +421,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   using S = Smem<F, D, WG>;
   constexpr int KS = D / 16, NT = D / 8;
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
+  constexpr int kStages = ring_stages<F, WG>();
+  constexpr bool kPipelined = WG && tiles_ring<F>();
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
   uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
@@ -528,81 +536,278 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
-    // Page p's copy into ring slot (p - pb) % 2.
+    // Page p's copy into ring slot (p - pb) % kStages.
     const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
       issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
-                          v_region, tiles, raw, (p - pb) % 2);
+                          v_region, tiles, raw, (p - pb) % kStages);
     };
-    if (pb < pe) issue(pb);
-    cp_async_commit();
-    for (int p = pb; p < pe; ++p) {
-      // Page p has landed and every warp is done with page p - 1, whose slot takes page p + 1.
-      cp_async_wait<0>();
-      if constexpr (WG) {
-        fence_proxy_async();
-        wgmma_wait<0>();  // the last page's P V (below) is done with its slot and with o
-        wgmma_fence_operand(o);
+    // The term tiles of page p: its ring slot, or the one stage page_to_terms fills.
+    const auto k_tile = [&](int p) { return tiles + (tiles_ring<F>() ? (p - pb) % kStages * S::stage : 0); };
+    // Warp w's tile sees tokens of page p.
+    const auto needs = [&](int w, int p) { return w_seq[w] == seq && p * kTile < w_hi[w] && (p + 1) * kTile > w_lo[w]; };
+    // (WG) S = Q K^T of page p for the warpgroup's 64 query vectors, issued and committed as one group
+    // unless none of its warps needs the page (its 4 warps issue wgmmas together) and !always; returns
+    // whether it ran. A 64 x 64 x 16 wgmma per term product and k-step (i + j <= 2, smallest first),
+    // Q's term i and K's term j from shared memory (k-step ks: panel ks / 4, 32 bytes per k-step inside
+    // the 128-byte rows); the first overwrites s. The two warpgroups take turns on the tensor cores:
+    // warpgroup 1 issues after warpgroup 0, so that one's softmax runs while the other's product does
+    // (every thread passes the named barrier once a call). (An empty commit for a skipped page made
+    // ptxas serialize every wgmma of the kernel: C7520.)
+    [[maybe_unused]] const auto wg_qk = [&](int p, float(&s)[8][4], bool always) {
+      const int w0 = warp & ~3;
+      const bool run = always || needs(w0, p) || needs(w0 + 1, p) || needs(w0 + 2, p) || needs(w0 + 3, p);
+      if (W == 8 && warp >= 4) named_barrier_sync(1, 256);
+      if (run) {
+        const std::uint64_t kd = wgmma_desc(smem_u32(k_tile(p)), 16, 1024);
+        int accumulate = 0;
+        wgmma_fence();
+#pragma unroll
+        for (int sum = kTerms - 1; sum >= 0; --sum)
+#pragma unroll
+          for (int i = 0; i < kTerms; ++i) {
+            const int j = sum - i;
+            if (j >= 0 && j < NBK)
+#pragma unroll
+              for (int ks = 0; ks < KS; ++ks) {
+                const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
+                wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
+                accumulate = 1;
+              }
+          }
+        wgmma_commit();
       }
-      __syncthreads();
-      if (p + 1 < pe) issue(p + 1);
-      cp_async_commit();
-      const int slot = (p - pb) % 2;
-      __nv_bfloat16* kt = tiles + (tiles_ring<F>() ? slot * S::stage : 0);
-      __nv_bfloat16* vt = kt + NBK * S::tile;
-      if constexpr (!tiles_ring<F>()) {
-        const std::uint8_t* k_raw = raw + slot * (k_region + v_region);
-        page_to_terms<F, D, WG>(c, kvh, k_raw, k_raw + k_region, min(kTile, hi_tok - p * kTile), kt, vt, tok_scale);
-        if constexpr (WG) fence_proxy_async();
-        __syncthreads();
-      }
+      if (W == 8 && warp < 4) named_barrier_arrive(1, 256);
+      return run;
+    };
+    // Mask, scale and online softmax of page p's scores s (this warp's 16 rows): s becomes p (times
+    // the tokens' V scales), l and m move on, alpha is what o must be multiplied by (1: nothing). (WG)
+    // A warp whose tile does not see the page adds nothing: p = 0, its state untouched.
+    const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
       const int t0 = p * kTile;
-      const auto needs = [&](int w) { return w_seq[w] == seq && t0 < w_hi[w] && t0 + kTile > w_lo[w]; };
-      const bool act = needs(warp);  // this warp's tile sees tokens of the page
-      float s[8][4];
-      if constexpr (!WG)
+      const bool act = needs(warp, p);
+      alpha[0] = alpha[1] = 1.0f;
+      if (WG && !act) {
 #pragma unroll
         for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      } else {
+        // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
+        // inside every row's visible tokens (most pages of a long prefill) needs no mask.
+        float mx[2] = {-INFINITY, -INFINITY};
+        const auto scale_scores = [&](auto masked) {
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
+              float x = s[n][e];
+              if constexpr (tensor_scales<F>()) x *= k_mul;
+              if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
+              if constexpr (decltype(masked)::value) s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
+              else s[n][e] = x * a.scale;
+              mx[r] = fmaxf(mx[r], s[n][e]);
+            }
+        };
+        bool inside = true;
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
+        if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
+        else scale_scores(std::true_type{});
+        float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+          const float m_new = fmaxf(m[r], mx[r]);
+          alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
+          mx[r] = m_new;
+          m[r] = m_new;
+        }
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int r = e >> 1;
+            s[n][e] = mx[r] == -INFINITY ? 0.0f : expf(s[n][e] - mx[r]);
+            sum[r] += s[n][e];
+          }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+        // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
+        if constexpr (token_scales<F>()) {
+#pragma unroll
+          for (int n = 0; n < 8; ++n) {
+            const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
+            s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
+          }
+        }
+      }
+    };
+    const auto rescale = [&](const float(&alpha)[2]) {
+      // Once the rows' maxima settle (most pages of a long prefill) alpha is 1: the warp skips the
+      // multiplications, which would change nothing.
+      if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f))
+#pragma unroll
+        for (int n = 0; n < NT; ++n) {
+          o[n][0] *= alpha[0], o[n][1] *= alpha[0];
+          o[n][2] *= alpha[1], o[n][3] *= alpha[1];
+        }
+    };
+    // (WG) P's terms: the accumulator layout of s is wgmma's A fragment.
+    [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][kTerms][4]) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        std::uint32_t pt[4][kTerms];
+        split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+        split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+        split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+        split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+#pragma unroll
+        for (int k = 0; k < kTerms; ++k) P[kk][k][0] = pt[0][k], P[kk][k][1] = pt[1][k], P[kk][k][2] = pt[2][k], P[kk][k][3] = pt[3][k];
+      }
+    };
+    // (WG) O += P V of page p, issued and committed: P's terms from registers, V's [token][dim] tile
+    // read transposed, a 64 x 128 x 16 wgmma per term product and 16 tokens.
+    [[maybe_unused]] const auto wg_pv = [&](int p, const std::uint32_t(&P)[4][kTerms][4]) {
       if constexpr (WG) {
-        // A warpgroup's 4 warps issue its wgmmas together: it skips a page only if none needs it.
-        const int w0 = warp & ~3;
-        const bool run = needs(w0) || needs(w0 + 1) || needs(w0 + 2) || needs(w0 + 3);
-        // The two warpgroups take turns on the tensor cores: warpgroup 1 issues its S product after
-        // warpgroup 0's, so that one's softmax runs while the other's product does (every thread
-        // passes the named barrier once a page, skipped or not).
-        if (W == 8 && warp >= 4) named_barrier_sync(1, 256);
-        if (run) {
-          // S = Q K^T for the warpgroup's 64 query vectors: a 64 x 64 x 16 wgmma per term product and
-          // k-step (i + j <= 2, smallest first), Q's term i and K's term j from shared memory (k-step
-          // ks: panel ks / 4, 32 bytes per k-step inside the 128-byte rows).
-          // The first product overwrites s.
-          const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
-          int accumulate = 0;
-          wgmma_fence();
+        __nv_bfloat16* const vt = k_tile(p) + NBK * S::tile;
+        const std::uint64_t vd = wgmma_desc(smem_u32(vt), kTile * 128, 1024);
+        wgmma_fence();
+#pragma unroll
+        for (int sum = kTerms - 1; sum >= 0; --sum)
+#pragma unroll
+          for (int i = 0; i < kTerms; ++i) {
+            const int j = sum - i;
+            if (j >= 0 && j < NBV && sum < kTerms)
+#pragma unroll
+              for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
+                wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
+          }
+        wgmma_commit();  // awaited at the next page's barrier, or after the last page
+      }
+    };
+    // O += P V of page p on mma.sync.
+    [[maybe_unused]] const auto mma_pv = [&](int p, const float(&s)[8][4]) {
+      __nv_bfloat16* const vt = k_tile(p) + NBK * S::tile;
+      // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        std::uint32_t pt[4][kTerms], P[kTerms][4];
+        split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+        split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+        split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+        split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+#pragma unroll
+        for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
+        // Groups of G n2 (2 G accumulators), fragments first, as for S.
+        constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
+#pragma unroll
+        for (int n0 = 0; n0 < D / 16; n0 += G) {
+          std::uint32_t b[G][NBV][4];
+#pragma unroll
+          for (int u = 0; u < G; ++u)
+#pragma unroll
+            for (int j = 0; j < NBV; ++j)
+              ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
+                                b[u][j][3]);
 #pragma unroll
           for (int sum = kTerms - 1; sum >= 0; --sum)
 #pragma unroll
             for (int i = 0; i < kTerms; ++i) {
               const int j = sum - i;
-              if (j >= 0 && j < NBK && sum < kTerms)
+              if (j >= 0 && j < NBV && sum < na)
 #pragma unroll
-                for (int ks = 0; ks < KS; ++ks) {
-                  const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
-                  wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
-                  accumulate = 1;
+                for (int u = 0; u < G; ++u) {
+                  mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
+                  mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
                 }
             }
-          wgmma_commit();
         }
-        if (W == 8 && warp < 4) named_barrier_arrive(1, 256);
-        if (!run) continue;
+      }
+    };
+    const auto softmax_pv = [&](int p, float(&s)[8][4]) {
+      float alpha[2];
+      softmax(p, s, alpha);
+      rescale(alpha);
+      if constexpr (WG) {
+        std::uint32_t P[4][kTerms][4];
+        wg_p(s, P);
+        wg_pv(p, P);
+      } else {
+        mma_pv(p, s);
+      }
+    };
+    if constexpr (kPipelined) {
+      // bf16 on wgmma: page p - 1's P V runs while the warps take page p's softmax (FlashAttention-3's
+      // overlap within a warpgroup). Three ring stages: page p - 1 (its V) and page p resident, p + 1
+      // loading. Per page: S(p) and P V(p - 1) issued, S(p) awaited, the softmax, P V(p - 1) awaited,
+      // then o rescaled and P's terms made; only the last P V is in flight after a page. Every page of
+      // the range runs both products (a warp whose tile does not see a page adds p = 0).
+      if (pb < pe) {
+        float s[8][4], alpha[2];
+        std::uint32_t P[4][kTerms][4];
+        issue(pb);
+        cp_async_commit();
+        cp_async_wait<0>();
+        fence_proxy_async();
+        __syncthreads();
+        if (pb + 1 < pe) issue(pb + 1);
+        cp_async_commit();
+        wg_qk(pb, s, true);
         wgmma_wait<0>();
         wgmma_fence_operand(s);
-      } else if (!act) {
-        continue;
+        softmax(pb, s, alpha);
+        rescale(alpha);
+        wg_p(s, P);
+        for (int p = pb + 1; p < pe; ++p) {
+          cp_async_wait<0>();  // page p
+          fence_proxy_async();
+          __syncthreads();  // page p published; page p - 2's slot free (its P V awaited)
+          if (p + 1 < pe) issue(p + 1);
+          cp_async_commit();
+          wg_qk(p, s, true);
+          wg_pv(p - 1, P);
+          wgmma_wait<1>();  // S(p)
+          wgmma_fence_operand(s);
+          softmax(p, s, alpha);
+          wgmma_wait<0>();  // P V(p - 1)
+          wgmma_fence_operand(o);
+          rescale(alpha);
+          wg_p(s, P);
+        }
+        wg_pv(pe - 1, P);  // awaited after the sequence's pages (below)
       }
-      {
-        if constexpr (!WG) {
+    } else {
+      if (pb < pe) issue(pb);
+      cp_async_commit();
+      for (int p = pb; p < pe; ++p) {
+        // Page p has landed and every warp is done with page p - 1, whose slot takes page p + 1.
+        cp_async_wait<0>();
+        if constexpr (WG) {
+          fence_proxy_async();
+          wgmma_wait<0>();  // the last page's P V is done with its slot and with o
+          wgmma_fence_operand(o);
+        }
+        __syncthreads();
+        if (p + 1 < pe) issue(p + 1);
+        cp_async_commit();
+        __nv_bfloat16* const kt = k_tile(p);
+        if constexpr (!tiles_ring<F>()) {
+          const std::uint8_t* k_raw = raw + (p - pb) % kStages * (k_region + v_region);
+          page_to_terms<F, D, WG>(c, kvh, k_raw, k_raw + k_region, min(kTile, hi_tok - p * kTile), kt, kt + NBK * S::tile, tok_scale);
+          if constexpr (WG) fence_proxy_async();
+          __syncthreads();
+        }
+        float s[8][4];
+        if constexpr (WG) {
+          if (!wg_qk(p, s, false)) continue;
+          wgmma_wait<0>();
+          wgmma_fence_operand(s);
+        } else {
+          if (!needs(warp, p)) continue;
+#pragma unroll
+          for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
           // S = Q K^T: 16 x 64 in 8 n-tiles of 8 tokens; term products i + j < na, smallest first.
           // The k-step ks's products into acc: the 8 n-tiles' fragments first, then each term product
           // across them, so consecutive mmas write different accumulators.
@@ -666,135 +871,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
             for (int ks = 0; ks < KS; ++ks) qk_step(ks, s);
           }
         }
-        // (WG) A warp whose tile does not see the page adds nothing: p = 0, its state untouched.
-        if (WG && !act) {
-#pragma unroll
-          for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-        } else {
-          // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
-          // inside every row's visible tokens (most pages of a long prefill) needs no mask.
-          float mx[2] = {-INFINITY, -INFINITY};
-          const auto scale_scores = [&](auto masked) {
-#pragma unroll
-            for (int n = 0; n < 8; ++n)
-#pragma unroll
-              for (int e = 0; e < 4; ++e) {
-                const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
-                float x = s[n][e];
-                if constexpr (tensor_scales<F>()) x *= k_mul;
-                if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
-                if constexpr (decltype(masked)::value) s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
-                else s[n][e] = x * a.scale;
-                mx[r] = fmaxf(mx[r], s[n][e]);
-              }
-          };
-          bool inside = true;
-#pragma unroll
-          for (int r = 0; r < 2; ++r)
-            if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
-          if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
-          else scale_scores(std::true_type{});
-          float alpha[2], sum[2] = {0.0f, 0.0f};
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-            const float m_new = fmaxf(m[r], mx[r]);
-            alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
-            mx[r] = m_new;
-            m[r] = m_new;
-          }
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int r = e >> 1;
-              s[n][e] = mx[r] == -INFINITY ? 0.0f : expf(s[n][e] - mx[r]);
-              sum[r] += s[n][e];
-            }
-#pragma unroll
-          for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
-          // Once the rows' maxima settle (most pages of a long prefill) alpha is 1: the warp skips the
-          // multiplications, which would change nothing.
-          if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f))
-#pragma unroll
-            for (int n = 0; n < NT; ++n) {
-              o[n][0] *= alpha[0], o[n][1] *= alpha[0];
-              o[n][2] *= alpha[1], o[n][3] *= alpha[1];
-            }
-          // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
-          if constexpr (token_scales<F>()) {
-#pragma unroll
-            for (int n = 0; n < 8; ++n) {
-              const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
-              s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
-            }
-          }
-        }
-        if constexpr (WG) {
-          // O += P V: P's terms (the accumulator layout is wgmma's A fragment) from registers, V's
-          // [token][dim] tile read transposed: a 64 x 128 x 16 wgmma per term product and 16 tokens.
-          std::uint32_t P[4][kTerms][4];
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk) {
-            std::uint32_t pt[4][kTerms];
-            split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-            split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-            split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-            split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
-#pragma unroll
-            for (int k = 0; k < kTerms; ++k) P[kk][k][0] = pt[0][k], P[kk][k][1] = pt[1][k], P[kk][k][2] = pt[2][k], P[kk][k][3] = pt[3][k];
-          }
-          const std::uint64_t vd = wgmma_desc(smem_u32(vt), kTile * 128, 1024);
-          wgmma_fence();
-#pragma unroll
-          for (int sum = kTerms - 1; sum >= 0; --sum)
-#pragma unroll
-            for (int i = 0; i < kTerms; ++i) {
-              const int j = sum - i;
-              if (j >= 0 && j < NBV && sum < kTerms)
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
-                  wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
-            }
-          wgmma_commit();  // awaited at the next page's barrier, or after the last page
-        } else {
-          // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk) {
-            std::uint32_t pt[4][kTerms], P[kTerms][4];
-            split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-            split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-            split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-            split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
-#pragma unroll
-            for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
-            // Groups of G n2 (2 G accumulators), fragments first, as for S.
-            constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
-#pragma unroll
-            for (int n0 = 0; n0 < D / 16; n0 += G) {
-              std::uint32_t b[G][NBV][4];
-#pragma unroll
-              for (int u = 0; u < G; ++u)
-#pragma unroll
-                for (int j = 0; j < NBV; ++j)
-                  ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
-                                    b[u][j][3]);
-#pragma unroll
-              for (int sum = kTerms - 1; sum >= 0; --sum)
-#pragma unroll
-                for (int i = 0; i < kTerms; ++i) {
-                  const int j = sum - i;
-                  if (j >= 0 && j < NBV && sum < na)
-#pragma unroll
-                    for (int u = 0; u < G; ++u) {
-                      mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
-                      mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
-                    }
-                }
-            }
-          }
-        }
+        softmax_pv(p, s);
       }
     }
     if constexpr (WG) {
