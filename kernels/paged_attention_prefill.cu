@@ -200,6 +200,18 @@ __device__ __forceinline__ void store_terms(__nv_bfloat16* base, int tile, int i
 __device__ __forceinline__ void named_barrier_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void named_barrier_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
+// P's kTerms A fragments for tokens 16 kk .. 16 kk + 15: the S accumulator's n-tiles 2 kk and 2 kk + 1
+// are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8).
+__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
+  std::uint32_t pt[4][kTerms];
+  split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+  split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+  split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+  split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+#pragma unroll
+  for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
+}
+
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -654,18 +666,10 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           o[n][2] *= alpha[1], o[n][3] *= alpha[1];
         }
     };
-    // (WG) P's terms: the accumulator layout of s is wgmma's A fragment.
+    // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
     [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][kTerms][4]) {
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        std::uint32_t pt[4][kTerms];
-        split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-        split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-        split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-        split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
-#pragma unroll
-        for (int k = 0; k < kTerms; ++k) P[kk][k][0] = pt[0][k], P[kk][k][1] = pt[1][k], P[kk][k][2] = pt[2][k], P[kk][k][3] = pt[3][k];
-      }
+      for (int kk = 0; kk < 4; ++kk) p_fragments(s, kk, P[kk]);
     };
     // (WG) O += P V of page p, issued and committed: P's terms from registers, V's [token][dim] tile
     // read transposed, a 64 x 128 x 16 wgmma per term product and 16 tokens.
@@ -679,12 +683,12 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
           for (int i = 0; i < kTerms; ++i) {
             const int j = sum - i;
-            if (j >= 0 && j < NBV && sum < kTerms)
+            if (j >= 0 && j < NBV)
 #pragma unroll
               for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
                 wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
           }
-        wgmma_commit();  // awaited at the next page's barrier, or after the last page
+        wgmma_commit();  // awaited by the caller: at the next page's barrier, or during the next page (pipelined)
       }
     };
     // O += P V of page p on mma.sync.
@@ -693,13 +697,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        std::uint32_t pt[4][kTerms], P[kTerms][4];
-        split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-        split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-        split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-        split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
-#pragma unroll
-        for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
+        std::uint32_t P[kTerms][4];
+        p_fragments(s, kk, P);
         // Groups of G n2 (2 G accumulators), fragments first, as for S.
         constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
 #pragma unroll
