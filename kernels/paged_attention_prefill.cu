@@ -19,8 +19,9 @@
 // same, so the mask, softmax and output code is shared. The term tiles are then panels of 64 columns
 // in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too, and the two warpgroups of a
 // block take turns issuing S (a named barrier) so that one's softmax overlaps the other's product;
-// a page's P V is awaited at the next page's barrier. Exact mode only ("bf16x3" and "mma_sync" run
-// the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
+// a page's P V is awaited at the next page's barrier, or (bf16: kPipelined) runs during the next
+// page's softmax. Exact mode only ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
+// (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
 // x0 = bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1) (each difference exact in fp32), so
