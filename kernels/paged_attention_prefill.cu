@@ -201,6 +201,19 @@ __device__ __forceinline__ void store_terms(__nv_bfloat16* base, int tile, int i
 __device__ __forceinline__ void named_barrier_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void named_barrier_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
+// fn(i, j) for each product of term i of Q or P (kTerms of them) and term j of K or V (NB) with
+// i + j < n, the smallest (largest i + j) first: exact mode n = kTerms, bf16x3 n = 2.
+template <int NB, class Fn>
+__device__ __forceinline__ void term_products(int n, Fn&& fn) {
+#pragma unroll
+  for (int sum = kTerms - 1; sum >= 0; --sum)
+#pragma unroll
+    for (int i = 0; i < kTerms; ++i) {
+      const int j = sum - i;
+      if (j >= 0 && j < NB && sum < n) fn(i, j);
+    }
+}
+
 // P's kTerms A fragments for tokens 16 kk .. 16 kk + 15: the S accumulator's n-tiles 2 kk and 2 kk + 1
 // are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8).
 __device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
@@ -575,19 +588,14 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
         const std::uint64_t kd = wgmma_desc(smem_u32(k_tile(p)), 16, 1024);
         int accumulate = 0;
         wgmma_fence();
+        term_products<NBK>(kTerms, [&](int i, int j) {
 #pragma unroll
-        for (int sum = kTerms - 1; sum >= 0; --sum)
-#pragma unroll
-          for (int i = 0; i < kTerms; ++i) {
-            const int j = sum - i;
-            if (j >= 0 && j < NBK)
-#pragma unroll
-              for (int ks = 0; ks < KS; ++ks) {
-                const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
-                wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
-                accumulate = 1;
-              }
+          for (int ks = 0; ks < KS; ++ks) {
+            const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
+            wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
+            accumulate = 1;
           }
+        });
         wgmma_commit();
       }
       if (W == 8 && warp < 4) named_barrier_arrive(1, 256);
@@ -679,16 +687,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
         __nv_bfloat16* const vt = k_tile(p) + NBK * S::tile;
         const std::uint64_t vd = wgmma_desc(smem_u32(vt), kTile * 128, 1024);
         wgmma_fence();
+        term_products<NBV>(kTerms, [&](int i, int j) {
 #pragma unroll
-        for (int sum = kTerms - 1; sum >= 0; --sum)
-#pragma unroll
-          for (int i = 0; i < kTerms; ++i) {
-            const int j = sum - i;
-            if (j >= 0 && j < NBV)
-#pragma unroll
-              for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
-                wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
-          }
+          for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
+            wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
+        });
         wgmma_commit();  // awaited by the caller: at the next page's barrier, or during the next page (pipelined)
       }
     };
@@ -711,18 +714,13 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
             for (int j = 0; j < NBV; ++j)
               ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
                                 b[u][j][3]);
+          term_products<NBV>(na, [&](int i, int j) {
 #pragma unroll
-          for (int sum = kTerms - 1; sum >= 0; --sum)
-#pragma unroll
-            for (int i = 0; i < kTerms; ++i) {
-              const int j = sum - i;
-              if (j >= 0 && j < NBV && sum < na)
-#pragma unroll
-                for (int u = 0; u < G; ++u) {
-                  mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
-                  mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
-                }
+            for (int u = 0; u < G; ++u) {
+              mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
+              mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
             }
+          });
         }
       }
     };
@@ -827,15 +825,10 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
                 b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ ks << 4));
                 b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ (2 * ks + 1) << 3));
               }
+            term_products<NBK>(na, [&](int i, int j) {
 #pragma unroll
-            for (int sum = kTerms - 1; sum >= 0; --sum)
-#pragma unroll
-              for (int i = 0; i < kTerms; ++i) {
-                const int j = sum - i;
-                if (j >= 0 && j < NBK && sum < na)
-#pragma unroll
-                  for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
-              }
+              for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
+            });
           };
           if constexpr (block_scaled_k<F>()) {
             // A block of 32 dimensions (two k-steps) at a time; its sum times each token's d.
