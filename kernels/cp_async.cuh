@@ -1,7 +1,9 @@
 // cp.async (sm_80+): 16-byte copies from global to shared memory that complete in the background,
 // grouped by commit and awaited by group; shared by the decode and prefill attention kernels' page
-// rings. Device code only.
+// rings, and the mbarriers a ring's copies can complete onto. Device code only.
 #pragma once
+
+#include <cstdint>
 
 namespace kvgate::kernels::cuda {
 
@@ -19,6 +21,39 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// mbarrier (sm_80+): a 64-bit shared-memory barrier whose current phase completes once `count`
+// arrivals came; a waiter names the phase by its parity. Lets a ring's producers and consumers wait on
+// one slot instead of a whole-block barrier per page.
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// One arrival (release: this thread's earlier shared-memory reads and writes happen before the phase
+// completes); returns the barrier's state token, which the parity waits here do not need.
+__device__ __forceinline__ std::uint64_t mbar_arrive(std::uint64_t* bar) {
+  std::uint64_t state;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(smem_addr(bar)) : "memory");
+  return state;
+}
+// One arrival once every cp.async this thread issued so far has landed (the barrier's count includes
+// it: .noinc).
+__device__ __forceinline__ void cp_async_arrive_noinc(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Waits until the phase of parity `parity` has completed (acquire).
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+#else
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+#endif
+  } while (!done);
 }
 
 }  // namespace kvgate::kernels::cuda

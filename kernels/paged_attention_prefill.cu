@@ -18,14 +18,15 @@
 // (O, P's terms from registers, V from shared memory read transposed) product. The fragments are the
 // same, so the mask, softmax and output code is shared. The term tiles are then panels of 64 columns
 // in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too, and the two warpgroups of a
-// block take turns issuing S (a named barrier) so that one's softmax overlaps the other's product;
+// block take turns issuing S (named barriers) so that one's softmax overlaps the other's product;
 // a page's P V is awaited at the next page's barrier, or (bf16: kPipelined) runs during the next
-// page's softmax. Exact mode only ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
+// page's softmax, the pages coming through a ring on mbarriers instead of block barriers. Exact mode only ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
 // (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
 // x0 = bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1) (each difference exact in fp32), so
-// x0 + x1 + x2 equals x to 2^-24 relative; a product a.b is the sum of the term products ai.bj
+// x0 + x1 + x2 equals x to 2^-24 relative (the wgmma kernel truncates P's first two terms where V
+// has one term: split_terms); a product a.b is the sum of the term products ai.bj
 // with i + j < terms, accumulated in fp32 by the tensor cores. Exact mode (the default) keeps 3
 // terms for Q and P and i + j <= 2 (bf16x6): the dropped products are below 2^-24 of a.b, the fp32
 // kernels' own rounding. Decoded K/V values need fewer terms where they are exact: bf16 elements,
@@ -130,11 +131,12 @@ template <KvFamily F>
 constexpr bool tiles_ring() {
   return F == KvFamily::kBf16;
 }
-// Stages of the ring. The wgmma kernel on bf16 keeps three, so that page p - 1's P V product can run
-// during page p's softmax (prefill_kernel's pipelined loop): 3 x 32 KB of tiles and 96 KB of Q terms.
+// Stages of the ring. The wgmma kernel on bf16 keeps four (prefill_kernel's pipelined loop): page
+// p - 1's V (its P V runs during page p's softmax), page p, and pages p + 1 and p + 2 landing, so a
+// copy has two pages' time: 4 x 32 KB of tiles and 96 KB of Q terms, 225 KB with the alignment.
 template <KvFamily F, bool WG>
 constexpr int ring_stages() {
-  return WG && tiles_ring<F>() ? 3 : 2;
+  return WG && tiles_ring<F>() ? 4 : 2;
 }
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
@@ -172,19 +174,31 @@ __device__ __forceinline__ std::uint32_t bf2_bits(__nv_bfloat162 v) {
   return *reinterpret_cast<std::uint32_t*>(&v);
 }
 
-// (x0, x1) as N packed bf16 pair terms: t[0] = bf16(x), t[k] = bf16(x - t[0] - ... - t[k-1]).
-template <int N>
+// (x0, x1) as N packed bf16 pair terms: t[0] = bf16(x), t[k] = bf16(x - t[0] - ... - t[k-1]),
+// rounded to nearest (each difference exact in fp32). TRUNC: every term but the last truncated
+// instead (its high 16 bits: one byte permute for the pair, and a mask and a subtraction an element
+// for the difference, where rounding took a conversion and two unpacking instructions more a term):
+// three terms still sum to x exactly (8 + 8 bits, the last <= 8), but a truncated term's remainder
+// is up to 2^-7 of x, not 2^-8, so only products that keep every term pair may use it (a partner of
+// one term: P against bf16, fp8 and per-token-head V).
+template <int N, bool TRUNC = false>
 __device__ __forceinline__ void split_terms(float x0, float x1, std::uint32_t (&t)[N]) {
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
-    t[k] = bf2_bits(h);
-    if (k + 1 < N) {
+  for (int k = 0; k + 1 < N; ++k) {
+    if constexpr (TRUNC) {
+      const std::uint32_t u0 = __float_as_uint(x0), u1 = __float_as_uint(x1);
+      t[k] = __byte_perm(u0, u1, 0x7632);  // low half: x0's high half, high half: x1's
+      x0 -= __uint_as_float(u0 & 0xffff0000u);
+      x1 -= __uint_as_float(u1 & 0xffff0000u);
+    } else {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
+      t[k] = bf2_bits(h);
       const float2 hf = __bfloat1622float2(h);
       x0 -= hf.x;  // exact: x0 and hf.x agree in their leading bits
       x1 -= hf.y;
     }
   }
+  t[N - 1] = bf2_bits(__floats2bfloat162_rn(x0, x1));
 }
 
 // Stores the NB terms of (x0, x1) at element `idx` of term tiles spaced `tile` apart.
@@ -215,13 +229,16 @@ __device__ __forceinline__ void term_products(int n, Fn&& fn) {
 }
 
 // P's kTerms A fragments for tokens 16 kk .. 16 kk + 15: the S accumulator's n-tiles 2 kk and 2 kk + 1
-// are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8).
+// are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8). kTrunc: truncated
+// terms (split_terms), where every term product is kept: exact mode against one-term V (bf16x3 drops
+// P's third term).
+template <bool kTrunc>
 __device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
   std::uint32_t pt[4][kTerms];
-  split_terms<kTerms>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-  split_terms<kTerms>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-  split_terms<kTerms>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-  split_terms<kTerms>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+  split_terms<kTerms, kTrunc>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+  split_terms<kTerms, kTrunc>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+  split_terms<kTerms, kTrunc>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+  split_terms<kTerms, kTrunc>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
 #pragma unroll
   for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
 }
@@ -460,6 +477,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
   std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [2][K region, V region]
   __shared__ int w_seq[W], w_lo[W], w_hi[W];
+  // (kPipelined) The ring's mbarriers: full[s] completes when every thread's copies of slot s's page
+  // have landed, empty[s] when every thread is done with it (its P V awaited).
+  __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
   const int kvh = blockIdx.y, split = blockIdx.x;
@@ -532,6 +552,12 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     w_lo[warp] = a.window > 0 ? max(0, p0 - a.window + 1) : 0;
     w_hi[warp] = has_tile ? a.row_pos[tl.row0 + tl.rows - 1] + 1 : 0;
   }
+  if constexpr (kPipelined) {
+    if (threadIdx.x == 0)
+      for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], T), mbar_init(&ring_empty[st], T);
+  }
+  // The warpgroups' turns on the tensor cores (wg_qk): warpgroup 0 goes first.
+  if (WG && W == 8 && warp >= 4) named_barrier_arrive(2, 256);
   if constexpr (WG) fence_proxy_async();  // Q's tiles, for wgmma
   __syncthreads();
 
@@ -550,7 +576,10 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   [[maybe_unused]] const std::uint64_t qd = wgmma_desc(smem_u32(qf) + warp / 4 * kTerms * kTile * D * 2, 16, 1024);
 
   // The block's tiles by sequence (prefill chunks may hold several): pages of one sequence are
-  // decoded once for every warp whose tile belongs to it.
+  // decoded once for every warp whose tile belongs to it. (kPipelined) ring_i0: pages the block's
+  // ring took before this sequence; page p is the ring's page ring_i0 + p - pb, its slot and its
+  // mbarriers' phases follow from that.
+  int ring_i0 = 0;
   for (int w0 = 0; w0 < W; ++w0) {
     const int seq = w_seq[w0];
     bool seen = seq < 0;
@@ -562,28 +591,32 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
-    // Page p's copy into ring slot (p - pb) % kStages.
+    // Page p's ring slot.
+    const auto slot = [&](int p) { return ((kPipelined ? ring_i0 : 0) + p - pb) % kStages; };
     const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
       issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
-                          v_region, tiles, raw, (p - pb) % kStages);
+                          v_region, tiles, raw, slot(p));
     };
     // The term tiles of page p: its ring slot, or the one stage page_to_terms fills.
-    const auto k_tile = [&](int p) { return tiles + (tiles_ring<F>() ? (p - pb) % kStages * S::stage : 0); };
+    const auto k_tile = [&](int p) { return tiles + (tiles_ring<F>() ? slot(p) * S::stage : 0); };
     // Warp w's tile sees tokens of page p.
     const auto needs = [&](int w, int p) { return w_seq[w] == seq && p * kTile < w_hi[w] && (p + 1) * kTile > w_lo[w]; };
     // (WG) S = Q K^T of page p for the warpgroup's 64 query vectors, issued and committed as one group
     // unless none of its warps needs the page (its 4 warps issue wgmmas together) and !always; returns
     // whether it ran. A 64 x 64 x 16 wgmma per term product and k-step (i + j <= 2, smallest first),
     // Q's term i and K's term j from shared memory (k-step ks: panel ks / 4, 32 bytes per k-step inside
-    // the 128-byte rows); the first overwrites s. The two warpgroups take turns on the tensor cores:
-    // warpgroup 1 issues after warpgroup 0, so that one's softmax runs while the other's product does
-    // (every thread passes the named barrier once a call). (An empty commit for a skipped page made
-    // ptxas serialize every wgmma of the kernel: C7520.)
+    // the 128-byte rows); the first overwrites s. The two warpgroups take turns on the tensor cores,
+    // so that one's softmax runs while the other's product does: each waits for the other's last
+    // issue (named barrier 1: warpgroup 0 issued, 2: warpgroup 1 issued; warpgroup 1 arrived at 2 once
+    // before the first page), so the turns strictly alternate even where no block barrier holds the
+    // warpgroups together (the pipelined loop): neither can arrive twice before the other waited.
+    // Every thread passes both barriers once a call. (An empty commit for a skipped page made ptxas
+    // serialize every wgmma of the kernel: C7520.)
     [[maybe_unused]] const auto wg_qk = [&](int p, float(&s)[8][4], bool always) {
       const int w0 = warp & ~3;
       const bool run = always || needs(w0, p) || needs(w0 + 1, p) || needs(w0 + 2, p) || needs(w0 + 3, p);
-      if (W == 8 && warp >= 4) named_barrier_sync(1, 256);
+      if (W == 8) named_barrier_sync(warp >= 4 ? 1 : 2, 256);
       if (run) {
         const std::uint64_t kd = wgmma_desc(smem_u32(k_tile(p)), 16, 1024);
         int accumulate = 0;
@@ -598,70 +631,70 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
         });
         wgmma_commit();
       }
-      if (W == 8 && warp < 4) named_barrier_arrive(1, 256);
+      if (W == 8) named_barrier_arrive(warp >= 4 ? 2 : 1, 256);
       return run;
     };
     // Mask, scale and online softmax of page p's scores s (this warp's 16 rows): s becomes p (times
     // the tokens' V scales), l and m move on, alpha is what o must be multiplied by (1: nothing). (WG)
-    // A warp whose tile does not see the page adds nothing: p = 0, its state untouched.
+    // A warp whose tile does not see the page adds nothing: all its scores are masked, so p = 0, and
+    // m, l and alpha stay as they were.
+    //
+    // Straight-line code on purpose: a select per score around expf (s == -inf ? 0 : expf) compiled to
+    // a branch around each score's 10-instruction exp chain, which serialized the 32 chains (stop 30's
+    // profile: the softmax took 56% of the warps' stall samples); exp(-inf - m) is already 0, so only m
+    // = -inf (a row that saw nothing yet) needs a finite stand-in.
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
       const int t0 = p * kTile;
-      const bool act = needs(warp, p);
-      alpha[0] = alpha[1] = 1.0f;
-      if (WG && !act) {
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-      } else {
-        // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
-        // inside every row's visible tokens (most pages of a long prefill) needs no mask.
-        float mx[2] = {-INFINITY, -INFINITY};
-        const auto scale_scores = [&](auto masked) {
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
-              float x = s[n][e];
-              if constexpr (tensor_scales<F>()) x *= k_mul;
-              if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
-              if constexpr (decltype(masked)::value) s[n][e] = tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
-              else s[n][e] = x * a.scale;
-              mx[r] = fmaxf(mx[r], s[n][e]);
-            }
-        };
-        bool inside = true;
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-          if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
-        if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
-        else scale_scores(std::true_type{});
-        float sum[2] = {0.0f, 0.0f};
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-          const float m_new = fmaxf(m[r], mx[r]);
-          alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
-          mx[r] = m_new;
-          m[r] = m_new;
-        }
+      const bool act = !WG || needs(warp, p);
+      // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
+      // inside every row's visible tokens (most pages of a long prefill) needs no mask.
+      float mx[2] = {-INFINITY, -INFINITY};
+      const auto scale_scores = [&](auto masked) {
 #pragma unroll
         for (int n = 0; n < 8; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int r = e >> 1;
-            s[n][e] = mx[r] == -INFINITY ? 0.0f : expf(s[n][e] - mx[r]);
-            sum[r] += s[n][e];
+            const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
+            float x = s[n][e];
+            if constexpr (tensor_scales<F>()) x *= k_mul;
+            if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
+            if constexpr (decltype(masked)::value) s[n][e] = act && tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
+            else s[n][e] = x * a.scale;
+            mx[r] = fmaxf(mx[r], s[n][e]);
           }
+      };
+      bool inside = act;
 #pragma unroll
-        for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
-        // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
-        if constexpr (token_scales<F>()) {
+      for (int r = 0; r < 2; ++r)
+        if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
+      if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
+      else scale_scores(std::true_type{});
+      float sum[2] = {0.0f, 0.0f};
 #pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
-            s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
-          }
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        const float m_new = fmaxf(m[r], mx[r]);
+        alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
+        mx[r] = m_new == -INFINITY ? 0.0f : m_new;  // the exps' reference (every score is -inf where it is 0)
+        m[r] = m_new;
+      }
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = e >> 1;
+          s[n][e] = expf(s[n][e] - mx[r]);
+          sum[r] += s[n][e];
+        }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+      // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
+      if constexpr (token_scales<F>()) {
+#pragma unroll
+        for (int n = 0; n < 8; ++n) {
+          const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
+          s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
         }
       }
     };
@@ -678,7 +711,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
     [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][kTerms][4]) {
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) p_fragments(s, kk, P[kk]);
+      for (int kk = 0; kk < 4; ++kk) p_fragments<NBV == 1>(s, kk, P[kk]);  // exact mode only
     };
     // (WG) O += P V of page p, issued and committed: P's terms from registers, V's [token][dim] tile
     // read transposed, a 64 x 128 x 16 wgmma per term product and 16 tokens.
@@ -702,7 +735,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         std::uint32_t P[kTerms][4];
-        p_fragments(s, kk, P);
+        p_fragments<false>(s, kk, P);
         // Groups of G n2 (2 G accumulators), fragments first, as for S.
         constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
 #pragma unroll
@@ -738,32 +771,42 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     };
     if constexpr (kPipelined) {
       // bf16 on wgmma: page p - 1's P V runs while the warps take page p's softmax (FlashAttention-3's
-      // overlap within a warpgroup). Three ring stages: page p - 1 (its V) and page p resident, p + 1
-      // loading. Per page: S(p) and P V(p - 1) issued, S(p) awaited, the softmax, P V(p - 1) awaited,
-      // then o rescaled and P's terms made; only the last P V is in flight after a page. Every page of
-      // the range runs both products (a warp whose tile does not see a page adds p = 0).
+      // overlap within a warpgroup), and no block barrier: each ring slot has two mbarriers, so a
+      // warpgroup waits only for the page it reads (full) and a thread only for the slot it copies
+      // into (empty), and the warpgroups drift half a page apart as their turns on the tensor cores
+      // (wg_qk) want. Per page: S(p) and P V(p - 1) issued, S(p) awaited, the softmax, P V(p - 1)
+      // awaited and page p - 1 released, page p + 2 copied into page p - 2's slot (both warpgroups
+      // released it a page ago, so this seldom waits), then o rescaled and P's terms made. Every page
+      // of the range runs both products (a warp whose tile does not see a page adds p = 0).
       if (pb < pe) {
+        const auto ring = [&](int p) { return ring_i0 + p - pb; };
+        const auto fill = [&](int p) {
+          if (p >= pe) return;
+          const int i = ring(p);
+          if (i >= kStages) mbar_wait(&ring_empty[i % kStages], (i / kStages - 1) & 1);
+          issue(p);
+          cp_async_arrive_noinc(&ring_full[i % kStages]);
+        };
+        const auto landed = [&](int p) {
+          const int i = ring(p);
+          mbar_wait(&ring_full[i % kStages], (i / kStages) & 1);
+          fence_proxy_async();  // the copies (generic proxy) before wgmma reads them
+        };
+        const auto release = [&](int p) { mbar_arrive(&ring_empty[ring(p) % kStages]); };
         float s[8][4], alpha[2];
         std::uint32_t P[4][kTerms][4];
-        issue(pb);
-        cp_async_commit();
-        cp_async_wait<0>();
-        fence_proxy_async();
-        __syncthreads();
-        if (pb + 1 < pe) issue(pb + 1);
-        cp_async_commit();
+        fill(pb);
+        fill(pb + 1);
+        landed(pb);
         wg_qk(pb, s, true);
         wgmma_wait<0>();
         wgmma_fence_operand(s);
         softmax(pb, s, alpha);
+        fill(pb + 2);
         rescale(alpha);
         wg_p(s, P);
         for (int p = pb + 1; p < pe; ++p) {
-          cp_async_wait<0>();  // page p
-          fence_proxy_async();
-          __syncthreads();  // page p published; page p - 2's slot free (its P V awaited)
-          if (p + 1 < pe) issue(p + 1);
-          cp_async_commit();
+          landed(p);
           wg_qk(p, s, true);
           wg_pv(p - 1, P);
           wgmma_wait<1>();  // S(p)
@@ -771,10 +814,16 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
           softmax(p, s, alpha);
           wgmma_wait<0>();  // P V(p - 1)
           wgmma_fence_operand(o);
+          release(p - 1);
+          fill(p + 2);
           rescale(alpha);
           wg_p(s, P);
         }
-        wg_pv(pe - 1, P);  // awaited after the sequence's pages (below)
+        wg_pv(pe - 1, P);
+        wgmma_wait<0>();
+        wgmma_fence_operand(o);
+        release(pe - 1);
+        ring_i0 += pe - pb;
       }
     } else {
       if (pb < pe) issue(pb);

@@ -763,6 +763,10 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 400, 9, 16, 2, 128, 100, 3));
     cases.push_back(std::make_unique<PagedAttentionCase>(f, p, 1, 1100, 33, 2, 2, 64, 0, 1));
   }
+  // Head_dim 128 over 35 pages in one split: the wgmma kernel's ring (bf16: four slots on mbarriers)
+  // and its warpgroups' alternating turns wrap many times; a block's 8 tiles span both sequences, so
+  // the ring's page count runs on from one sequence into the next.
+  for (const char* f : {"bf16", "fp8_e4m3"}) cases.push_back(std::make_unique<PagedAttentionCase>(f, json::object(), 2, 2200, 40, 8, 2, 128, 0, 1));
   // Per-token scales on the prefill path (tiles of codes; K's scale on the score, V's on p): token
   // magnitudes that rise and fall across pages, over two sequences with a rotation (int4's default)
   // and without.

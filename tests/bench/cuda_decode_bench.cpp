@@ -18,9 +18,10 @@
 //               at batches of 1-4 the GEMVs with the kernel before them fused in (gemv.h)
 //   sampling    (--sampling) a sampled step's draw at each of --batches: the host path (copy the logits
 //               back, sample_ref a row at a time) against sample_rows on the device (sampling.h)
-//   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens (chunks of 512) per
-//               KV format (`--prefill-formats`, default bf16) and attention kernel (`--prefill-kernels`:
-//               tensor_core, the default path; bf16x3; generic, the CUDA-core kernel)
+//   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens per KV format
+//               (`--prefill-formats`, default bf16), attention kernel (`--prefill-kernels`: tensor_core,
+//               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel) and rows per forward
+//               call (`--prefill-chunks`, default 512; the CUDA engine prefills in max(256, batch))
 //   prefill attention  (--prefill-attention N[,M...], no model needed) one 512-row chunk's attention
 //               alone at the end of an N-token sequence, per --prefill-formats and --prefill-kernels:
 //               time per launch, TFLOPS (4 x head_dim flops per query vector and visible token; the
@@ -400,6 +401,7 @@ constexpr const char* kUsage =
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
+    "                         [--prefill-chunks 256,512]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
@@ -417,6 +419,7 @@ int main(int argc, char** argv) try {
   bool model = true, profile_steps = false;
   std::vector<int> prefills = {32768}, prefill_attention;
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
+  std::vector<int> prefill_chunks = {512};
   std::vector<std::string> decode_kernels = {"tensor_core", "cuda_core"};
   std::vector<int> attention_heads = {32};
   std::vector<bool> graph_modes = {true};
@@ -456,6 +459,13 @@ int main(int argc, char** argv) try {
       prefills.clear();
       for (const auto& c : split(next()))
         if (const int n = integer(c); n > 0) prefills.push_back(n);
+    } else if (a == "--prefill-chunks") {
+      prefill_chunks.clear();
+      for (const auto& c : split(next())) {
+        const int n = integer(c);
+        if (n < 1 || n > 4096) throw kvgate::Error("--prefill-chunks: rows per forward call, 1..4096, not " + c);
+        prefill_chunks.push_back(n);
+      }
     } else if (a == "--prefill-attention") {
       for (const auto& c : split(next()))
         if (const int n = integer(c); n > 0) prefill_attention.push_back(n);
@@ -613,18 +623,20 @@ int main(int argc, char** argv) try {
           }
         }
       }
-    if (!prefills.empty()) std::printf("\nprefill of one sequence, chunks of 512 rows\n%-22s %-12s %8s %10s %10s\n", "kv", "attention", "tokens", "seconds", "tokens/s");
+    if (!prefills.empty())
+      std::printf("\nprefill of one sequence\n%-22s %-12s %8s %6s %10s %10s\n", "kv", "attention", "tokens", "chunk", "seconds", "tokens/s");
     for (const int prefill : prefills)
       for (const std::string& f : prefill_formats)
-        for (const std::string& kernel : prefill_kernels) {
-      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 512, .max_seqs = 1, .max_context = prefill,
+        for (const std::string& kernel : prefill_kernels)
+          for (const int chunk : prefill_chunks) {
+      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = 1, .max_context = prefill,
                               .prefill = kc::prefill_kernel_named(kernel)});
-      std::vector<int> toks(512), seqs(512, 0), pos(512);
+      std::vector<int> toks(chunk), seqs(chunk, 0), pos(chunk);
       kvgate::Rng rng(5);
       Timer t;
       const double ms = t.median_ms(0, 1, fw.stream(), [&] {
-        for (int t0 = 0; t0 < prefill; t0 += 512) {
-          const int n = std::min(512, prefill - t0);
+        for (int t0 = 0; t0 < prefill; t0 += chunk) {
+          const int n = std::min(chunk, prefill - t0);
           toks.resize(n);
           seqs.assign(n, 0);
           pos.resize(n);
@@ -635,7 +647,7 @@ int main(int argc, char** argv) try {
           fw.forward(toks, seqs, pos, n - 1);
         }
       });
-      std::printf("%-22s %-12s %8d %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, ms * 1e-3, prefill / (ms * 1e-3));
+      std::printf("%-22s %-12s %8d %6d %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, chunk, ms * 1e-3, prefill / (ms * 1e-3));
       std::fflush(stdout);
         }
   }
