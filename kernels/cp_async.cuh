@@ -7,13 +7,17 @@
 
 namespace kvgate::kernels::cuda {
 
+// The shared-state-space address of a generic pointer into shared memory (what PTX's .shared
+// operands take).
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
+
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const unsigned s = smem_u32(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
 }
 // As cp_async16, but writes 16 zero bytes (reading nothing) when !valid.
 __device__ __forceinline__ void cp_async16_or_zero(void* smem, const void* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const unsigned s = smem_u32(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
@@ -26,21 +30,20 @@ __device__ __forceinline__ void cp_async_wait() {
 // mbarrier (sm_80+): a 64-bit shared-memory barrier whose current phase completes once `count`
 // arrivals came; a waiter names the phase by its parity. Lets a ring's producers and consumers wait on
 // one slot instead of a whole-block barrier per page.
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
 }
 // One arrival (release: this thread's earlier shared-memory reads and writes happen before the phase
 // completes); returns the barrier's state token, which the parity waits here do not need.
 __device__ __forceinline__ std::uint64_t mbar_arrive(std::uint64_t* bar) {
   std::uint64_t state;
-  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(smem_addr(bar)) : "memory");
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];\n" : "=l"(state) : "r"(smem_u32(bar)) : "memory");
   return state;
 }
 // One arrival once every cp.async this thread issued so far has landed (the barrier's count includes
 // it: .noinc).
 __device__ __forceinline__ void cp_async_arrive_noinc(std::uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
 // Waits until the phase of parity `parity` has completed (acquire).
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
@@ -48,10 +51,10 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   do {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+                 : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
 #else
     asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+                 : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
 #endif
   } while (!done);
 }

@@ -591,8 +591,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
-    // Page p's ring slot.
-    const auto slot = [&](int p) { return ((kPipelined ? ring_i0 : 0) + p - pb) % kStages; };
+    // Page p's index in the block's ring (kPipelined: counted across sequences) and its slot.
+    const auto ring = [&](int p) { return (kPipelined ? ring_i0 : 0) + p - pb; };
+    const auto slot = [&](int p) { return ring(p) % kStages; };
     const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
       issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
@@ -779,20 +780,18 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       // released it a page ago, so this seldom waits), then o rescaled and P's terms made. Every page
       // of the range runs both products (a warp whose tile does not see a page adds p = 0).
       if (pb < pe) {
-        const auto ring = [&](int p) { return ring_i0 + p - pb; };
         const auto fill = [&](int p) {
           if (p >= pe) return;
           const int i = ring(p);
-          if (i >= kStages) mbar_wait(&ring_empty[i % kStages], (i / kStages - 1) & 1);
+          if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
           issue(p);
-          cp_async_arrive_noinc(&ring_full[i % kStages]);
+          cp_async_arrive_noinc(&ring_full[slot(p)]);
         };
         const auto landed = [&](int p) {
-          const int i = ring(p);
-          mbar_wait(&ring_full[i % kStages], (i / kStages) & 1);
+          mbar_wait(&ring_full[slot(p)], (ring(p) / kStages) & 1);
           fence_proxy_async();  // the copies (generic proxy) before wgmma reads them
         };
-        const auto release = [&](int p) { mbar_arrive(&ring_empty[ring(p) % kStages]); };
+        const auto release = [&](int p) { mbar_arrive(&ring_empty[slot(p)]); };
         float s[8][4], alpha[2];
         std::uint32_t P[4][kTerms][4];
         fill(pb);

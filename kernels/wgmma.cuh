@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "cp_async.cuh"  // smem_u32
+
 namespace kvgate::kernels::cuda {
 
 // The wgmma instructions assemble only for sm_90a (arch-specific features); other targets trap, and
@@ -38,8 +40,6 @@ __device__ __forceinline__ std::uint64_t wgmma_desc(std::uint32_t addr, std::uin
 // The descriptor of the operand `bytes` (a multiple of 16) past d's: the address field is the low 14
 // bits (shared addresses stay below 2^18 bytes, so the add never carries out of it).
 __device__ __forceinline__ std::uint64_t wgmma_desc_at(std::uint64_t d, int bytes) { return d + static_cast<std::uint64_t>(bytes >> 4); }
-
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
 
 // Orders this thread's generic-proxy writes to shared memory (stores, cp.async) before the async
 // proxy's reads (wgmma operands); each writing thread runs it before the barrier that publishes them.

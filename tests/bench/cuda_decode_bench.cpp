@@ -21,7 +21,7 @@
 //   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens per KV format
 //               (`--prefill-formats`, default bf16), attention kernel (`--prefill-kernels`: tensor_core,
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel) and rows per forward
-//               call (`--prefill-chunks`, default 512; the CUDA engine prefills in max(256, batch))
+//               call (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch))
 //   prefill attention  (--prefill-attention N[,M...], no model needed) one 512-row chunk's attention
 //               alone at the end of an N-token sequence, per --prefill-formats and --prefill-kernels:
 //               time per launch, TFLOPS (4 x head_dim flops per query vector and visible token; the
