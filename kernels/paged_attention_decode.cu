@@ -296,21 +296,22 @@ template <Fmt F>
 constexpr int stage_bytes() {
   return kPage * (Traits<F>::kKBytes + Traits<F>::kVBytes);  // a multiple of 128
 }
-// Ring depth: 2 pages for bf16/fp16 (32 KB a page), so three blocks fit a multiprocessor; 3 otherwise
-// (4 for fp8 on the tensor-core kernel measured no faster: 107-114 against 109-110 µs).
-template <Fmt F>
+// Ring depth of the CUDA-core kernel (TC false): 2 pages for bf16/fp16 (32 KB a page), so three
+// blocks fit a multiprocessor; 3 otherwise. The tensor-core kernel refills the slot of the page
+// before the one it just finished (its ring runs on mbarriers), so it holds one page more: 3 and 4.
+template <Fmt F, bool TC>
 constexpr int stages() {
-  return stage_bytes<F>() >= 24 * 1024 ? 2 : 3;
+  return (stage_bytes<F>() >= 24 * 1024 ? 2 : 3) + (TC ? 1 : 0);
 }
-template <Fmt F>
+template <Fmt F, bool TC>
 constexpr int dynamic_smem() {
-  return stages<F>() * stage_bytes<F>() + 16;  // + 16: spare (unaligned rows read whole words)
+  return stages<F, TC>() * stage_bytes<F>() + 16;  // + 16: spare (unaligned rows read whole words)
 }
 // Blocks per multiprocessor the shared memory allows (228 KB, ~4 KB static and 1 KB reserved a
 // block), at most 4: the register cap of __launch_bounds__.
-template <Fmt F>
+template <Fmt F, bool TC>
 constexpr int min_blocks() {
-  const int fit = 233472 / (dynamic_smem<F>() + 5 * 1024);
+  const int fit = 233472 / (dynamic_smem<F, TC>() + 5 * 1024);
   return fit < 4 ? fit : 4;
 }
 
@@ -531,9 +532,9 @@ __device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a,
 // ---- the CUDA-core kernel ---------------------------------------------------------------------------
 
 template <Fmt F>
-__global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+__global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   using T = Traits<F>;
-  constexpr int kStages = stages<F>();
+  constexpr int kStages = stages<F, false>();
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
   extern __shared__ float4 ring4[];
   std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
@@ -732,12 +733,13 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F>()) decode_kernel(KvLay
 }
 
 // ---- the tensor-core kernel -----------------------------------------------------------------------
-// decode_tc_kernel: the blocks, ring and splits of decode_kernel for the formats whose elements are
-// exact in a 16-bit mma type and whose multipliers are per tensor or per token: bf16 (as bf16), fp16,
-// fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the output as before) and the
-// per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's scale on the token's score,
-// V's on its P, below). Per page a warp's 16 tokens are two n-tiles of S = Q K^T and one k-step of
-// O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64 scalar FMAs per element.
+// decode_tc_kernel: the blocks and splits of decode_kernel (its ring runs on mbarriers, below) for the
+// formats whose elements are exact in a 16-bit mma type and whose multipliers are per tensor or per
+// token: bf16 (as bf16), fp16, fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the
+// output as before) and the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
+// scale on the token's score, V's on its P, below). Per page a warp's 16 tokens are two n-tiles of
+// S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64
+// scalar FMAs per element.
 //
 // Exactness (as the tensor-core prefill, paged_attention_prefill.cu): Q and P enter as three terms
 // x0 = r(x), x1 = r(x - x0), x2 = r(x - x0 - x1) (every difference exact in fp32; 24 bits in bf16,
@@ -761,7 +763,7 @@ constexpr bool swizzled(Fmt f) { return f == Fmt::kBf16 || f == Fmt::kF16 || f =
 constexpr bool tc_format(Fmt f) { return swizzled(f) || pth_format(f); }
 template <Fmt F>
 constexpr int tc_min_blocks() {
-  return min_blocks<F>() < 3 ? min_blocks<F>() : 3;  // ~170 registers a thread
+  return min_blocks<F, true>() < 3 ? min_blocks<F, true>() : 3;  // ~170 registers a thread
 }
 
 template <bool BF>
@@ -810,23 +812,39 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
-// Two codes (the low two bytes of `two`, low byte first) as an fp16 pair: exact. fp8 widens in
-// hardware; an int8 code c becomes the fp16 1024 + (c + 128) (exponent 10: the byte is the mantissa),
-// minus 1152.
+// The four codes of `four` (low byte first) as two fp16 pairs, exact: codes 0, 1 into lo, 2, 3 into
+// hi. fp8 widens in hardware, straight from each half of the word (F2FP reads a register half: no
+// shift for the upper pair, 32 instructions a warp a page fewer); an int8 code c becomes the fp16
+// 1024 + (c + 128) (exponent 10: the byte is the mantissa, placed by a byte permute), minus 1152.
 template <Fmt F>
-__device__ __forceinline__ std::uint32_t code2_f16x2(std::uint32_t two) {
+__device__ __forceinline__ void code4_f16x2(std::uint32_t four, std::uint32_t& lo, std::uint32_t& hi) {
   if constexpr (F == Fmt::kInt8Pth) {
-    const std::uint32_t h = __byte_perm(two ^ 0x8080u, 0x6464u, 0x4140);
-    __half2 x;
-    memcpy(&x, &h, 4);
-    x = __hsub2(x, __half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480)));
-    std::uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
+    const std::uint32_t x = four ^ 0x80808080u;
+    const __half2 bias(__ushort_as_half(0x6480), __ushort_as_half(0x6480));
+    std::uint32_t h[2] = {__byte_perm(x, 0x6464u, 0x4140), __byte_perm(x, 0x6464u, 0x4342)};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      __half2 v;
+      memcpy(&v, &h[i], 4);
+      v = __hsub2(v, bias);
+      memcpy(&h[i], &v, 4);
+    }
+    lo = h[0], hi = h[1];
   } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if constexpr (F == Fmt::kE5M2)
+      asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e5m2x2 %0, l;\n cvt.rn.f16x2.e5m2x2 %1, h;\n}\n"
+          : "=r"(lo), "=r"(hi) : "r"(four));
+    else
+      asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
+          : "=r"(lo), "=r"(hi) : "r"(four));
+#else
     constexpr __nv_fp8_interpretation_t K = F == Fmt::kE5M2 ? __NV_E5M2 : __NV_E4M3;
-    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two & 0xffffu), K);
-    return static_cast<std::uint32_t>(h.x) | (static_cast<std::uint32_t>(h.y) << 16);
+    const __half2_raw a = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(four & 0xffffu), K);
+    const __half2_raw b = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(four >> 16), K);
+    lo = static_cast<std::uint32_t>(a.x) | (static_cast<std::uint32_t>(a.y) << 16);
+    hi = static_cast<std::uint32_t>(b.x) | (static_cast<std::uint32_t>(b.y) << 16);
+#endif
   }
 }
 
@@ -894,8 +912,7 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) {
       const std::uint32_t u = *reinterpret_cast<const std::uint32_t*>(row + 32 * c + 4 * ks);
-      kb[ks][0] = code2_f16x2<F>(u);
-      kb[ks][1] = code2_f16x2<F>(u >> 16);
+      code4_f16x2<F>(u, kb[ks][0], kb[ks][1]);
     }
   } else {
 #pragma unroll
@@ -904,8 +921,7 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
       const std::uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int m = 0; m < 4; ++m) {
-        kb[4 * i + m][0] = code2_f16x2<F>(u[m]);
-        kb[4 * i + m][1] = code2_f16x2<F>(u[m] >> 16);
+        code4_f16x2<F>(u[m], kb[4 * i + m][0], kb[4 * i + m][1]);
       }
     }
   }
@@ -966,10 +982,8 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const std::uint32_t lo = __byte_perm(a[i], b[i], 0x5140), hi = __byte_perm(a[i], b[i], 0x7362);
-        vb[4 * i][p] = code2_f16x2<F>(lo);
-        vb[4 * i + 1][p] = code2_f16x2<F>(lo >> 16);
-        vb[4 * i + 2][p] = code2_f16x2<F>(hi);
-        vb[4 * i + 3][p] = code2_f16x2<F>(hi >> 16);
+        code4_f16x2<F>(lo, vb[4 * i][p], vb[4 * i + 1][p]);
+        code4_f16x2<F>(hi, vb[4 * i + 2][p], vb[4 * i + 3][p]);
       }
     }
   }
@@ -980,12 +994,13 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   using T = Traits<F>;
   constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F);
   constexpr float kPScale = kBf ? 1.0f : 4096.0f;  // P's fp16 terms: P * 2^12
-  constexpr int kStages = stages<F>();
+  constexpr int kStages = stages<F, true>();
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
   extern __shared__ float4 ring4[];
   std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
   __shared__ float q_raw[kNQ][kD];
   __shared__ float qscale_s[kNQ];
+  __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages];
   __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
 
   pdl_launch_dependents();
@@ -995,11 +1010,24 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   const int pb = w.pb, pe = w.pe;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c4 = lane & 3, q = g & 3;
   const bool upper = g >= 4;  // rows 4-7: the x2 terms; rows 0-3 and 8-11: x0 and x1
+  // The ring on mbarriers: page i (of the block's pages) lands in slot i % kStages, whose "full"
+  // barrier completes when every thread's copies of it have landed (cp.async ... arrive.noinc) and
+  // whose "empty" barrier when every thread has read it. No block barrier per page: a warp may run a
+  // page ahead of the slowest, and each thread refills the slot of page i - 1 after its own page i.
+  if (tid == 0) {
 #pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) {
-    if (pb + st < pe) issue_page<F, swizzled(F)>(a, w.kvh, w.table[pb + st], ring + st * kStage);
-    cp_async_commit();
+    for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], kThreads), mbar_init(&ring_empty[st], kThreads);
   }
+  __syncthreads();
+  const int n_pages = pe - pb;
+  const auto fill = [&](int i, int page_id) {  // page i into its slot, once page i - kStages released it
+    if (i >= kStages) mbar_wait(&ring_empty[i % kStages], (i / kStages - 1) & 1);
+    issue_page<F, swizzled(F)>(a, w.kvh, page_id, ring + (i % kStages) * kStage);
+    cp_async_arrive_noinc(&ring_full[i % kStages]);
+  };
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st)
+    if (st < n_pages) fill(st, w.table[pb + st]);
   stage_q<F>(c, a, w, q_raw, qpos_s, qfirst_s);
   const float qmul = q_multiplier<F>(c, w.kvh);
   {  // warp v: query vector v's power-of-two scale (fp16: its largest |q| below 2^14)
@@ -1041,11 +1069,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   int next_id = pb + kStages - 1 < pe ? w.table[pb + kStages - 1] : 0;
 
   for (int p = pb, it = 0; p < pe; ++p, ++it) {
-    cp_async_wait<kStages - 2>();  // as decode_kernel
-    __syncthreads();
-    if (p + kStages - 1 < pe) issue_page<F, swizzled(F)>(a, w.kvh, next_id, ring + ((it + kStages - 1) % kStages) * kStage);
-    cp_async_commit();
-    next_id = p + kStages < pe ? w.table[p + kStages] : 0;
+    mbar_wait(&ring_full[it % kStages], (it / kStages) & 1);
     const std::uint8_t* krows = ring + (it % kStages) * kStage;
     const std::uint8_t* vrows = krows + kRegionK;
     const int tok0 = p * kPage + warp * 16;
@@ -1143,9 +1167,13 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 #pragma unroll
       for (int j = 0; j < 8; ++j) mma16816<kBf>(acc[8 * h + j], pa, vb[j][0], vb[j][1]);
     }
+    mbar_arrive(&ring_empty[it % kStages]);
+    if (it + kStages - 1 < n_pages) {
+      fill(it + kStages - 1, next_id);
+      next_id = it + kStages < n_pages ? w.table[pb + it + kStages] : 0;
+    }
   }
-  cp_async_wait<0>();
-  __syncthreads();
+  __syncthreads();  // every warp is done with the ring (no copy is in flight: each page was awaited)
 
   // The warp's partial: terms added (lanes l, l ^ 16), P's scale undone; wacc [warp][q][dim].
   float* wacc = reinterpret_cast<float*>(ring);
@@ -1219,7 +1247,7 @@ constexpr auto kernel_of() {
 // Blocks of the kernel resident on the whole device at once.
 template <Fmt F, bool TC>
 int resident_blocks() {
-  constexpr int smem = dynamic_smem<F>();
+  constexpr int smem = dynamic_smem<F, TC>();
   static const int blocks = [] {
     constexpr auto kernel = kernel_of<F, TC>();
     if constexpr (smem > 48 * 1024)
@@ -1253,7 +1281,7 @@ int fit_splits(int splits, int base_blocks, int max_ctx, int resident) {
 
 template <Fmt F, bool TC>
 int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
-  constexpr int smem = dynamic_smem<F>();
+  constexpr int smem = dynamic_smem<F, TC>();
   static_assert(smem >= (2 * kWarps * kNQ + (kWarps + 1) * kNQ * kD) * 4, "the warp merge reuses the ring");
   splits = fit_splits(splits, a.num_tiles * a.kv_heads * parts, a.max_ctx, resident_blocks<F, TC>());
   launch_kernel(a.pdl, kernel_of<F, TC>(), dim3(splits, a.kv_heads * parts, a.num_tiles), dim3(kThreads), smem, s, c, a);

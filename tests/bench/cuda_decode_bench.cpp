@@ -6,7 +6,9 @@
 //               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth, on
 //               the tensor-core kernel (where it takes the format) and the CUDA-core kernel
 //               (--decode-kernels tensor_core,cuda_core; generic: the kernel shapes outside the decode
-//               path run), for --heads 32 (GQA 4, default) and e.g. 64 (Qwen3-32B's GQA 8)
+//               path run), for --heads 32 (GQA 4, default) and e.g. 64 (Qwen3-32B's GQA 8); the
+//               split pass and the split merge launched plainly or (--attention-pdl) with
+//               programmatic dependent launch, as the engine's decode steps launch them
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
@@ -182,7 +184,7 @@ double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc:
 // split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
 // heads: query heads over 8 KV heads (32: Qwen3-8B's GQA 4; 64: Qwen3-32B's GQA 8).
 AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
-                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32) {
+                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32, bool pdl = false) {
   if (split_ctx <= 0) split_ctx = ctx;
   const int batch = std::max(1, total / ctx);
   const auto cache = bench_cache(format, batch, ctx);
@@ -196,7 +198,7 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
     tiles.push_back({s, s, 1});
     qpos.push_back(ctx - 1);
   }
-  const double ms = time_paged_attention(*cache, tiles, qpos, heads, 1, split_ctx, {.decode = kernel}, 3, reps);
+  const double ms = time_paged_attention(*cache, tiles, qpos, heads, 1, split_ctx, {.pdl = pdl, .decode = kernel}, 3, reps);
   const double bytes = static_cast<double>(batch) * ctx * 8 * (lc.k_bytes + lc.v_bytes);
   return {format, ctx, ms, bytes, bytes / (ms * 1e-3) / 1e12};
 }
@@ -401,11 +403,13 @@ constexpr const char* kUsage =
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
-    "                         [--prefill-chunks 256,512]\n"
+    "                         [--prefill-chunks 256,512] [--attention-pdl]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
     "  --sampling    a sampled step's draw per --batches: the host sampler against the device's\n"
+    "  --attention-pdl  the decode attention table's two kernels (split pass, merge) launched with\n"
+    "                programmatic dependent launch, as the engine's decode steps launch them\n"
     "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"
     "                (ncu --profile-from-start off; scripts/device/step-profile)\n"
     "Medians of --reps timed runs after warm-up (CUDA events). Header of tests/bench/cuda_decode_bench.cpp: details.\n";
@@ -426,7 +430,7 @@ int main(int argc, char** argv) try {
   std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
   int decode_ctx = 4096, reps = 20, splits = 0;
-  bool ncu_step = false, sampling = false;
+  bool ncu_step = false, sampling = false, attention_pdl = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -494,6 +498,7 @@ int main(int argc, char** argv) try {
     else if (a == "--splits") splits = integer(next());
     else if (a == "--ncu-step") ncu_step = true;
     else if (a == "--sampling") sampling = true;
+    else if (a == "--attention-pdl") attention_pdl = true;
     else if (a == "--batches") {
       batches.clear();
       for (const auto& b : split(next())) batches.push_back(integer(b));
@@ -530,7 +535,7 @@ int main(int argc, char** argv) try {
                                         : kn == "generic" ? kc::DecodeKernel::kGeneric
                                                           : kc::DecodeKernel::kTensorCore;
         for (int ctx : contexts) {
-          const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel, heads);
+          const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel, heads, attention_pdl);
           if (r.ms < 0) break;  // the tensor-core kernel does not take this format
           std::printf("%-22s %-11s %2d/%-2d %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), kn.c_str(), heads, 8, ctx,
                       std::max(1, total / ctx), r.ms * 1e3, r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
