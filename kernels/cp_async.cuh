@@ -45,6 +45,27 @@ __device__ __forceinline__ std::uint64_t mbar_arrive(std::uint64_t* bar) {
 __device__ __forceinline__ void cp_async_arrive_noinc(std::uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
+// One arrival that also expects `bytes` more of asynchronous copies (complete_tx) in this phase (sm_90+).
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+#else
+  (void)bar, (void)bytes;
+  __trap();
+#endif
+}
+// A bulk copy (sm_90+: the copy engine, one instruction) of `bytes` (a multiple of 16, both addresses
+// 16-byte aligned) from global to shared memory, completing its bytes on `bar`.
+__device__ __forceinline__ void bulk_copy_g2s(void* smem, const void* gmem, unsigned bytes, std::uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_u32(smem)),
+               "l"(gmem), "r"(bytes), "r"(smem_u32(bar))
+               : "memory");
+#else
+  (void)smem, (void)gmem, (void)bytes, (void)bar;
+  __trap();
+#endif
+}
 // Waits until the phase of parity `parity` has completed (acquire).
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   unsigned done = 0;

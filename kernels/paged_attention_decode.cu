@@ -341,49 +341,31 @@ __device__ BlockWork block_work(const PagedAttentionArgs& a) {
   return w;
 }
 
-// The tensor-core kernel's shared-memory swizzle: 16-byte chunk j of row r (a token of the page)
-// sits at chunk j ^ swizzle(r) of its row, so the fragment loads below hit 8 different bank groups
-// per phase (checked exhaustively for both row sizes). Rows of other formats are not swizzled.
-template <Fmt F>
-__device__ __forceinline__ int swizzle(int r) {
-  if constexpr (F == Fmt::kE4M3 || F == Fmt::kE5M2) return r & 7;                    // 128-byte rows
-  else if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return (r & 1) ^ ((r & 2) << 1) ^ ((r >> 2) & 1);  // 256-byte rows
-  else return 0;
-}
-
-// cp.async of one page's K or V region (kPage rows of kRow bytes) into shared memory, chunk i =
-// threadIdx.x + kThreads * j by this thread: a compile-time trip count, and chunk i's destination is
-// threadIdx.x's plus 16 * kThreads * j, because kThreads chunks span a multiple of 8 rows and the
-// swizzle repeats every 8 rows. A generic loop (i / chunks per row, a runtime trip count) was ~230
-// of the tensor-core kernel's ~600 instructions a warp a page; dropping them moved its time by
-// 0-7% (stop 26): the kernel waits on dependent latencies more than on issue slots.
-template <Fmt F, bool SW, int kRow>
+// cp.async of one page's K or V region (kBytes, contiguous in the pool) into shared memory, chunk
+// i = threadIdx.x + kThreads * j by this thread: a compile-time trip count. A generic loop (i / chunks
+// per row, a runtime trip count) was ~230 of the tensor-core kernel's ~600 instructions a warp a
+// page; dropping them moved its time by 0-7% (stop 26): the kernel waits on dependent latencies more
+// than on issue slots.
+template <int kBytes>
 __device__ __forceinline__ void copy_region(std::uint8_t* dst, const std::uint8_t* src) {
-  constexpr int kChunks = kPage * kRow / 16, kIter = (kChunks + kThreads - 1) / kThreads;
+  constexpr int kChunks = kBytes / 16, kIter = (kChunks + kThreads - 1) / kThreads;
+  static_assert(kBytes % 16 == 0, "regions of whole 16-byte chunks");
   const int t = threadIdx.x;
-  int d = 16 * t;
-  if constexpr (SW) {
-    constexpr int ch = kRow / 16;
-    static_assert(kRow % 16 == 0 && kThreads % (8 * ch) == 0, "swizzled rows: whole chunks, 8-row periods per pass");
-    const int r = t / ch;
-    d = 16 * (r * ch + ((t % ch) ^ swizzle<F>(r)));
-  }
-  dst += d;
+  dst += 16 * t;
   src += 16 * t;
 #pragma unroll
   for (int j = 0; j < kIter; ++j)
     if (kChunks % kThreads == 0 || t + kThreads * j < kChunks) cp_async16(dst + 16 * kThreads * j, src + 16 * kThreads * j);
 }
 
-// cp.async of page `page_id`'s K and V regions of this KV head into ring stage `stage` (every
-// thread); SW: rows swizzled (swizzle<F>).
-template <Fmt F, bool SW = false>
+// cp.async of page `page_id`'s K and V regions of this KV head into ring stage `stage` (every thread).
+template <Fmt F>
 __device__ __forceinline__ void issue_page(const PagedAttentionArgs& a, int kvh, int page_id, std::uint8_t* stage) {
   using T = Traits<F>;
   constexpr int kRegionK = kPage * T::kKBytes, kRegionV = kPage * T::kVBytes;
   const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + kvh;
-  copy_region<F, SW, T::kKBytes>(stage, a.k_pool + region * kRegionK);
-  copy_region<F, SW, T::kVBytes>(stage + kRegionK, a.v_pool + region * kRegionV);
+  copy_region<kRegionK>(stage, a.k_pool + region * kRegionK);
+  copy_region<kRegionV>(stage + kRegionK, a.v_pool + region * kRegionV);
 }
 
 // The tile's query vectors into q_raw [4][128] (zeros past nq; int4_per_token_head's signs applied),
@@ -759,8 +741,9 @@ static_assert(kWarps == kNQ, "warp v scales query vector v");
 
 // Per-token-head formats: rows of 128 codes and the token's scale (132 or 68 bytes, 4-byte aligned).
 constexpr bool pth_format(Fmt f) { return f == Fmt::kFp8Pth || f == Fmt::kInt8Pth || f == Fmt::kInt4Pth; }
-constexpr bool swizzled(Fmt f) { return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2; }
-constexpr bool tc_format(Fmt f) { return swizzled(f) || pth_format(f); }
+constexpr bool tc_format(Fmt f) {
+  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f);
+}
 template <Fmt F>
 constexpr int tc_min_blocks() {
   return min_blocks<F, true>() < 3 ? min_blocks<F, true>() : 3;  // ~170 registers a thread
@@ -886,14 +869,14 @@ __device__ __forceinline__ int k_dim(int c, int ks) {
   else return 16 * k_chunk<F>(c, ks >> 2) + 4 * (ks & 3);
 }
 
-// K's B fragments of token row r (swizzled) for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3).
+// K's B fragments of token row r for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3).
 template <Fmt F>
 __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int c, std::uint32_t (&kb)[8][2]) {
   const std::uint8_t* row = rows + r * Traits<F>::kKBytes;
   if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * (k_chunk<F>(c, i) ^ swizzle<F>(r)));
+      const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * k_chunk<F>(c, i));
       kb[2 * i][0] = v.x, kb[2 * i][1] = v.y, kb[2 * i + 1][0] = v.z, kb[2 * i + 1][1] = v.w;
     }
   } else if constexpr (F == Fmt::kInt4Pth) {  // word 4c + i: dimensions 32c + 8i .. + 7, nibble e = dimension
@@ -917,7 +900,7 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
   } else {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * (k_chunk<F>(c, i) ^ swizzle<F>(r)));
+      const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * k_chunk<F>(c, i));
       const std::uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int m = 0; m < 4; ++m) {
@@ -929,7 +912,7 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
 
 // V's B fragments for n-tiles 8h .. 8h + 7 of lane (g, c): vb[j][0] pairs tokens (2c, 2c + 1),
 // vb[j][1] tokens (2c + 8, 2c + 9), at dimension 16g + 8h + j. rows: the page's V rows, r0 the
-// warp's first (swizzled rows).
+// warp's first.
 template <Fmt F>
 __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, int g, int c, int h, std::uint32_t (&vb)[8][2]) {
   using T = Traits<F>;
@@ -938,7 +921,7 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
     uint4 v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k)
-      v[k] = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * ((2 * g + h) ^ swizzle<F>(t[k])));
+      v[k] = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * (2 * g + h));
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
       const std::uint32_t a[4] = {v[2 * p].x, v[2 * p].y, v[2 * p].z, v[2 * p].w};
@@ -962,8 +945,9 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
       vb[4][p] = nibble2_f16x2<2>(a, b, zz), vb[5][p] = nibble2_f16x2<2>(a4, b4, zz);
       vb[6][p] = nibble2_f16x2<3>(a, b, zz), vb[7][p] = nibble2_f16x2<3>(a4, b4, zz);
     }
-  } else {  // fp8: the token's 16 bytes at once (a half-warp of 8-byte loads would conflict), half h
-            // used; per-token-head rows are 4-byte aligned: two words (2-way conflicts)
+  } else {  // fp8: the token's 16 bytes at once, half h used; per-token-head rows are 4-byte aligned:
+            // two words (2-way conflicts). The 128-byte rows are not swizzled since the bulk copies
+            // (stop 31): K's 16-byte chunks and these loads conflict 2- and 4-way.
     uint2 v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
@@ -971,7 +955,7 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
         const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(rows + t[k] * T::kVBytes + 16 * g + 8 * h);
         v[k] = make_uint2(w[0], w[1]);
       } else {
-        const uint4 w = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * (g ^ swizzle<F>(t[k])));
+        const uint4 w = *reinterpret_cast<const uint4*>(rows + t[k] * T::kVBytes + 16 * g);
         v[k] = h ? make_uint2(w.z, w.w) : make_uint2(w.x, w.y);
       }
     }
@@ -1010,20 +994,39 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   const int pb = w.pb, pe = w.pe;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c4 = lane & 3, q = g & 3;
   const bool upper = g >= 4;  // rows 4-7: the x2 terms; rows 0-3 and 8-11: x0 and x1
-  // The ring on mbarriers: page i (of the block's pages) lands in slot i % kStages, whose "full"
-  // barrier completes when every thread's copies of it have landed (cp.async ... arrive.noinc) and
-  // whose "empty" barrier when every thread has read it. No block barrier per page: a warp may run a
-  // page ahead of the slowest, and each thread refills the slot of page i - 1 after its own page i.
+  // The ring on mbarriers: page i (of the block's pages) lands in slot i % kStages, whose "empty"
+  // barrier completes when every thread has read it. No block barrier per page: a warp may run a page
+  // ahead of the slowest, and the slot of page i - 1 is refilled after page i. On compute capability
+  // 9.0 thread 0 refills it with two bulk copies (the copy engine; a page's K and V regions are each
+  // contiguous in the pool) completing their bytes on the slot's "full" barrier: up to 1.11x (fp8_e4m3)
+  // the cp.async of every thread (8 a thread for 16 KB, with their addresses; stop 31), although
+  // the rows can no longer be swizzled against bank conflicts.
+  // Before 9.0 every thread copies its chunks and arrives once they landed (arrive.noinc).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool kBulk = true;
+#else
+  constexpr bool kBulk = false;
+#endif
   if (tid == 0) {
 #pragma unroll
-    for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], kThreads), mbar_init(&ring_empty[st], kThreads);
+    for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], kBulk ? 1 : kThreads), mbar_init(&ring_empty[st], kThreads);
   }
   __syncthreads();
   const int n_pages = pe - pb;
   const auto fill = [&](int i, int page_id) {  // page i into its slot, once page i - kStages released it
+    if (kBulk && tid != 0) return;
     if (i >= kStages) mbar_wait(&ring_empty[i % kStages], (i / kStages - 1) & 1);
-    issue_page<F, swizzled(F)>(a, w.kvh, page_id, ring + (i % kStages) * kStage);
-    cp_async_arrive_noinc(&ring_full[i % kStages]);
+    std::uint8_t* slot = ring + (i % kStages) * kStage;
+    if constexpr (kBulk) {
+      const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + w.kvh;
+      constexpr int kRegionV = kStage - kRegionK;
+      mbar_arrive_expect_tx(&ring_full[i % kStages], kStage);
+      bulk_copy_g2s(slot, a.k_pool + region * kRegionK, kRegionK, &ring_full[i % kStages]);
+      bulk_copy_g2s(slot + kRegionK, a.v_pool + region * kRegionV, kRegionV, &ring_full[i % kStages]);
+    } else {
+      issue_page<F>(a, w.kvh, page_id, slot);
+      cp_async_arrive_noinc(&ring_full[i % kStages]);
+    }
   };
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st)
