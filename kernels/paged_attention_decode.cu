@@ -358,14 +358,26 @@ __device__ __forceinline__ void copy_region(std::uint8_t* dst, const std::uint8_
     if (kChunks % kThreads == 0 || t + kThreads * j < kChunks) cp_async16(dst + 16 * kThreads * j, src + 16 * kThreads * j);
 }
 
+// Page `page_id`'s K and V regions of KV head kvh in the pools (each contiguous: kRegionK and
+// kRegionV bytes); a ring stage holds them in that order.
+template <Fmt F>
+struct PageRegions {
+  static constexpr int kRegionK = kPage * Traits<F>::kKBytes, kRegionV = kPage * Traits<F>::kVBytes;
+  const PagedAttentionArgs& a;
+  std::int64_t region;
+  __device__ PageRegions(const PagedAttentionArgs& args, int kvh, int page_id)
+      : a(args), region(static_cast<std::int64_t>(page_id) * args.kv_heads + kvh) {}
+  __device__ const std::uint8_t* k() const { return a.k_pool + region * kRegionK; }
+  __device__ const std::uint8_t* v() const { return a.v_pool + region * kRegionV; }
+};
+
 // cp.async of page `page_id`'s K and V regions of this KV head into ring stage `stage` (every thread).
 template <Fmt F>
 __device__ __forceinline__ void issue_page(const PagedAttentionArgs& a, int kvh, int page_id, std::uint8_t* stage) {
-  using T = Traits<F>;
-  constexpr int kRegionK = kPage * T::kKBytes, kRegionV = kPage * T::kVBytes;
-  const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + kvh;
-  copy_region<kRegionK>(stage, a.k_pool + region * kRegionK);
-  copy_region<kRegionV>(stage + kRegionK, a.v_pool + region * kRegionV);
+  using R = PageRegions<F>;
+  const R src(a, kvh, page_id);
+  copy_region<R::kRegionK>(stage, src.k());
+  copy_region<R::kRegionV>(stage + R::kRegionK, src.v());
 }
 
 // The tile's query vectors into q_raw [4][128] (zeros past nq; int4_per_token_head's signs applied),
@@ -1018,11 +1030,11 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     if (i >= kStages) mbar_wait(&ring_empty[i % kStages], (i / kStages - 1) & 1);
     std::uint8_t* slot = ring + (i % kStages) * kStage;
     if constexpr (kBulk) {
-      const std::int64_t region = static_cast<std::int64_t>(page_id) * a.kv_heads + w.kvh;
-      constexpr int kRegionV = kStage - kRegionK;
+      using R = PageRegions<F>;
+      const R src(a, w.kvh, page_id);
       mbar_arrive_expect_tx(&ring_full[i % kStages], kStage);
-      bulk_copy_g2s(slot, a.k_pool + region * kRegionK, kRegionK, &ring_full[i % kStages]);
-      bulk_copy_g2s(slot + kRegionK, a.v_pool + region * kRegionV, kRegionV, &ring_full[i % kStages]);
+      bulk_copy_g2s(slot, src.k(), R::kRegionK, &ring_full[i % kStages]);
+      bulk_copy_g2s(slot + R::kRegionK, src.v(), R::kRegionV, &ring_full[i % kStages]);
     } else {
       issue_page<F>(a, w.kvh, page_id, slot);
       cp_async_arrive_noinc(&ring_full[i % kStages]);
