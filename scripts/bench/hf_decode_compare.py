@@ -6,22 +6,29 @@ Runs on the lent GPU machine (torch + transformers installed, no network): the m
 a config (no download), on the GPU in bf16 (weights initialised there, so no slow CPU init), with
 transformers' defaults otherwise: SDPA attention and the cache generate() picks by default (printed:
 DynamicCache in transformers 5). Same shape as cuda-decode-bench's end-to-end section: prompts of
---context random tokens per sequence, batch 1 and 32. Decode time per step is taken as
-(time of generate(1 + N new tokens) - time of generate(1 new token)) / N, so the prefill cancels.
+--context random tokens per sequence, batch 1 and 32. A stopping criterion that never stops
+stamps the time (after a device synchronize) at every generated token, so each decode step is timed
+on its own; the table gives the median and the mean of the N steps after the first token (tokens/s
+and the ratio from the median; HF's steps at batch 1 range 61-525 ms in one run; until stop 32 the step
+was (time of generate(1 + N) - time of generate(1)) / N, which inherited the two prefills' noise:
+0.5 s of prefill jitter is 30 ms a step at N = 16).
 With --kvgate-log (cuda-decode-bench's output from the same machine) the table shows kvgate's
 tokens/s beside HF's and the ratio.
 
-  python3 scripts/bench/hf_decode_compare.py [--context 2048] [--batches 1,32] [--steps 24]
-                                             [--kvgate-log bench.txt]
+  python3 scripts/bench/hf_decode_compare.py [--context 2048[,4096...]] [--batches 1,32] [--steps 24]
+                                             [--kvgate-log bench.txt ...]
+
+The product spec's HF figure (8.5 tokens/s at batch 1) was taken after a 4K prompt: --context 4096.
 """
 import argparse
 import re
+import statistics
 import sys
 import time
 
 import torch
 import transformers
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers import Qwen3Config, Qwen3ForCausalLM, StoppingCriteria, StoppingCriteriaList
 
 
 def qwen3_8b_config():
@@ -43,7 +50,21 @@ def qwen3_8b_config():
     )
 
 
+class StepClock(StoppingCriteria):
+    """Never stops; records the time each token was generated (generate() calls it once a step)."""
+
+    def __init__(self):
+        self.stamps = []
+
+    def __call__(self, input_ids, scores, **kwargs):
+        torch.cuda.synchronize()
+        self.stamps.append(time.perf_counter())
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+
 def timed_generate(model, ids, new_tokens):
+    """(seconds to the first token, the decode steps' seconds, generate()'s output)."""
+    clock = StepClock()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     out = model.generate(
@@ -54,31 +75,35 @@ def timed_generate(model, ids, new_tokens):
         do_sample=False,
         pad_token_id=0,
         return_dict_in_generate=True,
+        stopping_criteria=StoppingCriteriaList([clock]),
     )
     torch.cuda.synchronize()
-    return time.perf_counter() - t0, out
+    if len(clock.stamps) != new_tokens:  # a transformers version calling it differently: say so
+        print(f"note: {len(clock.stamps)} step stamps for {new_tokens} new tokens")
+    steps = [b - a for a, b in zip(clock.stamps, clock.stamps[1:])]
+    return clock.stamps[0] - t0, steps, out
 
 
-def kvgate_rows(path):
-    """(batch -> (context, tokens/s)) of cuda-decode-bench's bf16 decode rows (kv batch context graphs
-    gemv ms/step tokens/s ...): the fastest configuration measured at each batch."""
+def kvgate_rows(paths):
+    """((batch, context) -> tokens/s) of cuda-decode-bench's bf16 decode rows (kv batch context graphs
+    gemv ms/step tokens/s ...) in the given logs: the fastest configuration measured at each."""
     rows = {}
-    if not path:
-        return rows
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"^bf16\s+(\d+)\s+(\d+)\s+(?:on|off)\s+\S+\s+([\d.]+)\s+([\d.]+)\s", line)
-        if m and float(m.group(4)) > rows.get(int(m.group(1)), (0, 0.0))[1]:
-            rows[int(m.group(1))] = (int(m.group(2)), float(m.group(4)))
+    for path in paths:
+        for line in open(path, encoding="utf-8"):
+            m = re.match(r"^bf16\s+(\d+)\s+(\d+)\s+(?:on|off)\s+\S+\s+([\d.]+)\s+([\d.]+)\s", line)
+            key = (int(m.group(1)), int(m.group(2))) if m else None
+            if m and float(m.group(4)) > rows.get(key, 0.0):
+                rows[key] = float(m.group(4))
     return rows
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--context", type=int, default=2048, help="prompt tokens per sequence (the cached tokens)")
+    ap.add_argument("--context", default="2048", help="prompt tokens per sequence (the cached tokens), or a list")
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--steps", type=int, default=24, help="decode steps timed (N)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kvgate-log", default="", help="cuda-decode-bench output of the same machine")
+    ap.add_argument("--kvgate-log", nargs="*", default=[], help="cuda-decode-bench output of the same machine")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("hf_decode_compare: no CUDA device")
@@ -99,25 +124,28 @@ def main():
           f"built in {time.perf_counter() - t0:.1f} s")
     with torch.inference_mode():
         warm = torch.randint(0, cfg.vocab_size, (1, 64), device="cuda")
-        _, out = timed_generate(model, warm, 4)
+        _, _, out = timed_generate(model, warm, 4)
         print(f"cache generate() uses by default: {type(out.past_key_values).__name__}")
         kv = kvgate_rows(a.kvgate_log)
         print(f"\ngreedy decode, {a.context} cached tokens per sequence, {a.steps} steps timed")
-        print(f"{'batch':>6} {'context':>8} {'prefill_s':>10} {'ms/step':>10} {'HF tok/s':>10} {'kvgate tok/s':>13} {'kvgate/HF':>10}")
-        for b in [int(x) for x in a.batches.split(",")]:
-            ids = torch.randint(0, cfg.vocab_size, (b, a.context), device="cuda")
-            t1, _ = timed_generate(model, ids, 1)
-            tn, out = timed_generate(model, ids, 1 + a.steps)
-            assert out.sequences.shape == (b, a.context + 1 + a.steps), out.sequences.shape
-            step = (tn - t1) / a.steps
-            hf = b / step
-            kctx, ktok = kv.get(b, (None, None))
-            ktxt = f"{ktok:13.1f}" if ktok and kctx == a.context else f"{'-':>13}"
-            ratio = f"{ktok / hf:9.1f}x" if ktok and kctx == a.context else f"{'-':>10}"
-            print(f"{b:>6} {a.context:>8} {t1:>10.2f} {step * 1e3:>10.1f} {hf:>10.1f} {ktxt} {ratio}")
-            sys.stdout.flush()
-            del out
-            torch.cuda.empty_cache()
+        print(f"{'batch':>6} {'context':>8} {'prefill_s':>10} {'ms/step':>10} {'mean ms':>8} {'min-max ms':>14} "
+              f"{'HF tok/s':>10} {'kvgate tok/s':>13} {'kvgate/HF':>10}")
+        for ctx in [int(x) for x in a.context.split(",")]:
+            for b in [int(x) for x in a.batches.split(",")]:
+                ids = torch.randint(0, cfg.vocab_size, (b, ctx), device="cuda")
+                first, steps, out = timed_generate(model, ids, 1 + a.steps)
+                assert out.sequences.shape == (b, ctx + 1 + a.steps), out.sequences.shape
+                step = statistics.median(steps)
+                spread = f"{min(steps) * 1e3:.1f}-{max(steps) * 1e3:.1f}"
+                hf = b / step
+                ktok = kv.get((b, ctx))
+                ktxt = f"{ktok:13.1f}" if ktok else f"{'-':>13}"
+                ratio = f"{ktok / hf:9.1f}x" if ktok else f"{'-':>10}"
+                mean = statistics.fmean(steps) * 1e3
+                print(f"{b:>6} {ctx:>8} {first:>10.2f} {step * 1e3:>10.1f} {mean:>8.1f} {spread:>14} {hf:>10.1f} {ktxt} {ratio}")
+                sys.stdout.flush()
+                del out
+                torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
