@@ -35,6 +35,7 @@
 #include "kv_rotations.cuh"
 #include "paged_attention_decode.h"
 #include "pdl.cuh"
+#include "softmax_exp.cuh"
 
 namespace kvgate::kernels::cuda {
 
@@ -649,8 +650,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
       m[qi] = mn;
     }
     const float my0 = odd ? m[2] : m[0], my1 = odd ? m[3] : m[1];
-    const float p0 = sc0 == -INFINITY ? 0.0f : expf(sc0 - my0);
-    const float p1 = sc1 == -INFINITY ? 0.0f : expf(sc1 - my1);
+    const float p0 = sc0 == -INFINITY ? 0.0f : softmax_exp(sc0 - my0);
+    const float p1 = sc1 == -INFINITY ? 0.0f : softmax_exp(sc1 - my1);
     l0 = l0 * (odd ? alpha[2] : alpha[0]) + p0;
     l1 = l1 * (odd ? alpha[3] : alpha[1]) + p1;
     if (grew) {
@@ -1151,7 +1152,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     for (int n = 0; n < 2; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        pr[n][e] = sc[n][e] == -INFINITY ? 0.0f : expf(sc[n][e] - m);
+        pr[n][e] = sc[n][e] == -INFINITY ? 0.0f : softmax_exp(sc[n][e] - m);
         l += pr[n][e];
       }
     std::uint32_t pa[4];

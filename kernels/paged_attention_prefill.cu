@@ -56,6 +56,7 @@
 #include "kv_rotations.cuh"
 #include "paged_attention_prefill.h"
 #include "paged_page_decode.cuh"
+#include "softmax_exp.cuh"
 #include "wgmma.cuh"
 
 namespace kvgate::kernels::cuda {
@@ -685,7 +686,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int r = e >> 1;
-          s[n][e] = expf(s[n][e] - mx[r]);
+          s[n][e] = softmax_exp(s[n][e] - mx[r]);
           sum[r] += s[n][e];
         }
 #pragma unroll
