@@ -8,10 +8,10 @@ transformers' defaults otherwise: SDPA attention and the cache generate() picks 
 DynamicCache in transformers 5). Same shape as cuda-decode-bench's end-to-end section: prompts of
 --context random tokens per sequence, batch 1 and 32. A stopping criterion that never stops
 stamps the time (after a device synchronize) at every generated token, so each decode step is timed
-on its own; the table gives the median and the mean of the N steps after the first token (tokens/s
-and the ratio from the median; HF's steps at batch 1 range 61-525 ms in one run; until stop 32 the step
-was (time of generate(1 + N) - time of generate(1)) / N, which inherited the two prefills' noise:
-0.5 s of prefill jitter is 30 ms a step at N = 16).
+on its own. The table gives the median and the mean of the N steps after the first token; tokens/s
+and the ratio come from the median (one run's steps at batch 1 ranged 61-525 ms). Until stop 32 a
+step was (time of generate(1 + N) - time of generate(1)) / N, which carried the two prefills'
+jitter: 0.5 s of it is 30 ms a step at N = 16.
 With --kvgate-log (cuda-decode-bench's output from the same machine) the table shows kvgate's
 tokens/s beside HF's and the ratio.
 
@@ -91,20 +91,34 @@ def kvgate_rows(paths):
     for path in paths:
         for line in open(path, encoding="utf-8"):
             m = re.match(r"^bf16\s+(\d+)\s+(\d+)\s+(?:on|off)\s+\S+\s+([\d.]+)\s+([\d.]+)\s", line)
-            key = (int(m.group(1)), int(m.group(2))) if m else None
-            if m and float(m.group(4)) > rows.get(key, 0.0):
-                rows[key] = float(m.group(4))
+            if not m:
+                continue
+            key, tok = (int(m.group(1)), int(m.group(2))), float(m.group(4))
+            rows[key] = max(rows.get(key, 0.0), tok)
     return rows
+
+
+def int_list(text):
+    """argparse type: "2048" or "2048,4096" -> [2048, 4096], each a positive integer."""
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give positive integers separated by commas, e.g. 2048,4096")
+    return values
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--context", default="2048", help="prompt tokens per sequence (the cached tokens), or a list")
-    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--context", type=int_list, default=[2048], help="prompt tokens per sequence (the cached tokens), or a list")
+    ap.add_argument("--batches", type=int_list, default=[1, 32])
     ap.add_argument("--steps", type=int, default=24, help="decode steps timed (N)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kvgate-log", nargs="*", default=[], help="cuda-decode-bench output of the same machine")
     a = ap.parse_args()
+    if a.steps < 1:
+        ap.error("--steps: at least 1 decode step to time")
     if not torch.cuda.is_available():
         sys.exit("hf_decode_compare: no CUDA device")
     torch.manual_seed(a.seed)
@@ -127,21 +141,20 @@ def main():
         _, _, out = timed_generate(model, warm, 4)
         print(f"cache generate() uses by default: {type(out.past_key_values).__name__}")
         kv = kvgate_rows(a.kvgate_log)
-        print(f"\ngreedy decode, {a.context} cached tokens per sequence, {a.steps} steps timed")
+        print(f"\ngreedy decode, {','.join(map(str, a.context))} cached tokens per sequence, {a.steps} steps timed")
         print(f"{'batch':>6} {'context':>8} {'prefill_s':>10} {'ms/step':>10} {'mean ms':>8} {'min-max ms':>14} "
               f"{'HF tok/s':>10} {'kvgate tok/s':>13} {'kvgate/HF':>10}")
-        for ctx in [int(x) for x in a.context.split(",")]:
-            for b in [int(x) for x in a.batches.split(",")]:
+        for ctx in a.context:
+            for b in a.batches:
                 ids = torch.randint(0, cfg.vocab_size, (b, ctx), device="cuda")
                 first, steps, out = timed_generate(model, ids, 1 + a.steps)
                 assert out.sequences.shape == (b, ctx + 1 + a.steps), out.sequences.shape
-                step = statistics.median(steps)
+                step, mean = statistics.median(steps), statistics.fmean(steps) * 1e3
                 spread = f"{min(steps) * 1e3:.1f}-{max(steps) * 1e3:.1f}"
                 hf = b / step
                 ktok = kv.get((b, ctx))
                 ktxt = f"{ktok:13.1f}" if ktok else f"{'-':>13}"
                 ratio = f"{ktok / hf:9.1f}x" if ktok else f"{'-':>10}"
-                mean = statistics.fmean(steps) * 1e3
                 print(f"{b:>6} {ctx:>8} {first:>10.2f} {step * 1e3:>10.1f} {mean:>8.1f} {spread:>14} {hf:>10.1f} {ktxt} {ratio}")
                 sys.stdout.flush()
                 del out
