@@ -731,8 +731,9 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // decode_tc_kernel: the blocks and splits of decode_kernel (its ring runs on mbarriers, below) for the
 // formats whose elements are exact in a 16-bit mma type and whose multipliers are per tensor or per
 // token: bf16 (as bf16), fp16, fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the
-// output as before) and the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
-// scale on the token's score, V's on its P, below). Per page a warp's 16 tokens are two n-tiles of
+// output as before), the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
+// scale on the token's score, V's on its P, below) and q8_0 (int8 codes; a scale per token and
+// 32-dimension block: below). Per page a warp's 16 tokens are two n-tiles of
 // S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64
 // scalar FMAs per element.
 //
@@ -749,13 +750,29 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // dimensions 32c .. 32c + 31 (k-step ks: k_dim(c, ks) + 0..3, the permutation Q's A fragment uses);
 // S's accumulator layout is P's A fragment (tokens 2c, 2c + 1, 2c + 8, 2c + 9 of the warp's 16);
 // for P V, lane (g, c) holds those tokens at dimensions 16g .. 16g + 15 (n-tile j: dimension 16g + j).
+//
+// q8_0 (4 blocks of 32 dimensions a row, each an fp16 scale d then 32 int8 codes: 34 bytes) keeps
+// every fragment within one block, so each block's products sum apart and take their scale in fp32:
+// - S: k-steps 2b and 2b + 1 are block b (lane c: dimensions 32b + 4c + 16 (ks & 1) + 0..3, one
+//   word of codes; 2-way bank conflicts), an accumulator chain per block, and the token's score is
+//   the sum of d_b x chain b;
+// - P V: n-tile J is block J / 4 (column n: dimension 32 (J / 4) + 4n + J % 4, so lane (g, c) reads
+//   one word of codes a token and block), and block b's k-step takes its own P terms,
+//   p x d_b / sref, sref a power of two >= every d of the warp's tokens so far, as the per-token-head
+//   formats' V scale.
+// Blocks 0 and 2 start 2 bytes past a word: their words are two loads and a byte permute.
 
 static_assert(kWarps == kNQ, "warp v scales query vector v");
 
 // Per-token-head formats: rows of 128 codes and the token's scale (132 or 68 bytes, 4-byte aligned).
 constexpr bool pth_format(Fmt f) { return f == Fmt::kFp8Pth || f == Fmt::kInt8Pth || f == Fmt::kInt4Pth; }
 constexpr bool tc_format(Fmt f) {
-  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f);
+  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || f == Fmt::kQ8_0;
+}
+// V scales that ride on P (per token, or per token and block): P's terms a block.
+template <Fmt F>
+constexpr int p_blocks() {
+  return F == Fmt::kQ8_0 ? 4 : 1;
 }
 template <Fmt F>
 constexpr int tc_min_blocks() {
@@ -814,7 +831,7 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)
 // 1024 + (c + 128) (exponent 10: the byte is the mantissa, placed by a byte permute), minus 1152.
 template <Fmt F>
 __device__ __forceinline__ void code4_f16x2(std::uint32_t four, std::uint32_t& lo, std::uint32_t& hi) {
-  if constexpr (F == Fmt::kInt8Pth) {
+  if constexpr (F == Fmt::kInt8Pth || F == Fmt::kQ8_0) {
     const std::uint32_t x = four ^ 0x80808080u;
     const __half2 bias(__ushort_as_half(0x6480), __ushort_as_half(0x6480));
     std::uint32_t h[2] = {__byte_perm(x, 0x6464u, 0x4140), __byte_perm(x, 0x6464u, 0x4342)};
@@ -850,6 +867,14 @@ __device__ __forceinline__ float row_scale(const std::uint8_t* row) {
   if constexpr (F == Fmt::kInt4Pth) return __uint_as_float(*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & ~0xFu);
   else return *reinterpret_cast<const float*>(row + kD);
 }
+// q8_0: codes 4i .. 4i + 3 of block b of a row (block b's codes start at byte 34b + 2: 4-byte
+// aligned for odd b, 2 bytes past a word for even b).
+__device__ __forceinline__ std::uint32_t q8_word(const std::uint8_t* row, int b, int i) {
+  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + ((34 * b + 2) & ~3)) + i;
+  return b & 1 ? w[0] : __byte_perm(w[0], w[1], 0x5432);
+}
+// q8_0: block b's scale d of a row.
+__device__ __forceinline__ float q8_scale(const std::uint8_t* row, int b) { return half_at(row + 34 * b); }
 // int4_per_token_head: the fp16 pair (1024 + zero) of the row's zero point, twice or of two rows.
 __device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
   return 0x6400u | (*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & 0xFu);
@@ -879,7 +904,14 @@ __device__ __forceinline__ int k_chunk(int c, int i) {
 template <Fmt F>
 __device__ __forceinline__ int k_dim(int c, int ks) {
   if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return 8 * k_chunk<F>(c, ks >> 1) + 4 * (ks & 1);
+  else if constexpr (F == Fmt::kQ8_0) return 32 * (ks >> 1) + 4 * c + 16 * (ks & 1);
   else return 16 * k_chunk<F>(c, ks >> 2) + 4 * (ks & 3);
+}
+// The dimension of the P V accumulator's n-tile j, column n (the V fragments' layout, above).
+template <Fmt F>
+__device__ __forceinline__ int out_dim(int j, int n) {
+  if constexpr (F == Fmt::kQ8_0) return 32 * (j >> 2) + 4 * n + (j & 3);
+  else return 16 * n + j;
 }
 
 // K's B fragments of token row r for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3).
@@ -903,6 +935,9 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
       kb[2 * i + 1][0] = nibble2_f16x2<2>(u, u4, zz);
       kb[2 * i + 1][1] = nibble2_f16x2<3>(u, u4, zz);
     }
+  } else if constexpr (F == Fmt::kQ8_0) {  // k-step ks: word c + 4 (ks & 1) of block ks / 2
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) code4_f16x2<F>(q8_word(row, ks >> 1, c + 4 * (ks & 1)), kb[ks][0], kb[ks][1]);
   } else if constexpr (pth_format(F)) {  // word ks of lane c: dimensions 32c + 4ks .. + 3 (row r's words
                                          // are 33r + 8c + ks: the 32 lanes hit 32 banks)
 #pragma unroll
@@ -958,6 +993,19 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
       vb[4][p] = nibble2_f16x2<2>(a, b, zz), vb[5][p] = nibble2_f16x2<2>(a4, b4, zz);
       vb[6][p] = nibble2_f16x2<3>(a, b, zz), vb[7][p] = nibble2_f16x2<3>(a4, b4, zz);
     }
+  } else if constexpr (F == Fmt::kQ8_0) {  // n-tiles 8h .. 8h + 7: blocks 2h and 2h + 1, word g of each
+#pragma unroll
+    for (int bb = 0; bb < 2; ++bb) {
+      std::uint32_t v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = q8_word(rows + t[k] * T::kVBytes, 2 * h + bb, g);
+#pragma unroll
+      for (int p = 0; p < 2; ++p) {
+        const std::uint32_t lo = __byte_perm(v[2 * p], v[2 * p + 1], 0x5140), hi = __byte_perm(v[2 * p], v[2 * p + 1], 0x7362);
+        code4_f16x2<F>(lo, vb[4 * bb][p], vb[4 * bb + 1][p]);
+        code4_f16x2<F>(hi, vb[4 * bb + 2][p], vb[4 * bb + 3][p]);
+      }
+    }
   } else {  // fp8: the token's 16 bytes at once, half h used; per-token-head rows are 4-byte aligned:
             // two words (2-way conflicts). The 128-byte rows are not swizzled since the bulk copies
             // (stop 31): K's 16-byte chunks and these loads conflict 2- and 4-way.
@@ -989,9 +1037,9 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 template <Fmt F>
 __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   using T = Traits<F>;
-  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F);
+  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F), kQ8 = F == Fmt::kQ8_0, kScaledV = kPth || kQ8;
   constexpr float kPScale = kBf ? 1.0f : 4096.0f;  // P's fp16 terms: P * 2^12
-  constexpr int kStages = stages<F, true>();
+  constexpr int kStages = stages<F, true>(), kPB = p_blocks<F>(), kChains = kQ8 ? 4 : 2;
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
   extern __shared__ float4 ring4[];
   std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
@@ -1078,10 +1126,11 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 #pragma unroll
   for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   float m = -INFINITY, l = 0.0f;  // query q's running maximum and this lane's share of its sum
-  // Per-token-head V scales ride on P: P's terms hold p * vs / sref, where sref (the same in the
-  // warp) is a power of two >= every scale of the warp's tokens so far, so they stay in fp16 range;
-  // when a page raises it, acc is rescaled exactly, as m's rise rescales it. Other formats: 1.
-  float sref = kPth ? 0.0f : 1.0f;
+  // Per-token-head (and q8_0's per-block) V scales ride on P: P's terms hold p * vs / sref, where sref
+  // (the same in the warp) is a power of two >= every scale of the warp's tokens so far, so they stay
+  // in fp16 range; when a page raises it, acc is rescaled exactly, as m's rise rescales it. Other
+  // formats: 1.
+  float sref = kScaledV ? 0.0f : 1.0f;
   int next_id = pb + kStages - 1 < pe ? w.table[pb + kStages - 1] : 0;
 
   for (int p = pb, it = 0; p < pe; ++p, ++it) {
@@ -1096,15 +1145,24 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     for (int n = 0; n < 2; ++n) {
       std::uint32_t kb[8][2];
       k_fragments<F>(krows, warp * 16 + 8 * n + g, c4, kb);
-      float d[2][4] = {};  // even and odd k-steps: two chains of dependent mmas, not one of 8
+      // Two chains of dependent mmas (even and odd k-steps), not one of 8; q8_0: one per block.
+      float d[kChains][4] = {};
 #pragma unroll
-      for (int ks = 0; ks < 8; ++ks) mma16816<kBf>(d[ks & 1], qa[ks], kb[ks][0], kb[ks][1]);
+      for (int ks = 0; ks < 8; ++ks) mma16816<kBf>(d[kQ8 ? ks >> 1 : ks & 1], qa[ks], kb[ks][0], kb[ks][1]);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         // x0 + x1 terms (rows g, g + 8), or x2 (row g; row g + 8 is zero)
-        float x = (d[0][e] + d[1][e]) + (d[0][e + 2] + d[1][e + 2]);
+        const std::uint8_t* krow = krows + (warp * 16 + 8 * n + 2 * c4 + e) * T::kKBytes;
+        float x;
+        if constexpr (kQ8) {
+          x = q8_scale(krow, 0) * (d[0][e] + d[0][e + 2]);
+#pragma unroll
+          for (int b = 1; b < 4; ++b) x = fmaf(q8_scale(krow, b), d[b][e] + d[b][e + 2], x);
+        } else {
+          x = (d[0][e] + d[1][e]) + (d[0][e + 2] + d[1][e + 2]);
+        }
         x += __shfl_xor_sync(0xffffffffu, x, 16);
-        if constexpr (kPth) x *= row_scale<F>(krows + (warp * 16 + 8 * n + 2 * c4 + e) * T::kKBytes);
+        if constexpr (kPth) x *= row_scale<F>(krow);
         const int tok = tok0 + 8 * n + 2 * c4 + e;
         const bool ok = q_ok && tok < w.hi && tok >= qfirst && tok <= qpos;
         sc[n][e] = ok ? x * post : -INFINITY;
@@ -1121,16 +1179,23 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
       l *= alpha;
       m = mn;
     }
-    float vmul[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};  // vs / sref of the lane's tokens
-    if constexpr (kPth) {  // rows past the sequence end may hold any scale: 0
+    float vmul[kPB][2][2];  // vs / sref of the lane's tokens (and q8_0's blocks)
+#pragma unroll
+    for (int b = 0; b < kPB; ++b) vmul[b][0][0] = vmul[b][0][1] = vmul[b][1][0] = vmul[b][1][1] = 1.0f;
+    if constexpr (kScaledV) {  // rows past the sequence end may hold any scale: 0
       float smax = 0.0f;
 #pragma unroll
       for (int n = 0; n < 2; ++n)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int r = 8 * n + 2 * c4 + e;
-          vmul[n][e] = tok0 + r < w.hi ? row_scale<F>(vrows + (warp * 16 + r) * T::kVBytes) : 0.0f;
-          smax = fmaxf(smax, vmul[n][e]);
+          const std::uint8_t* vrow = vrows + (warp * 16 + r) * T::kVBytes;
+#pragma unroll
+          for (int b = 0; b < kPB; ++b) {
+            if constexpr (kQ8) vmul[b][n][e] = tok0 + r < w.hi ? q8_scale(vrow, b) : 0.0f;
+            else vmul[b][n][e] = tok0 + r < w.hi ? row_scale<F>(vrow) : 0.0f;
+            smax = fmaxf(smax, fabsf(vmul[b][n][e]));
+          }
         }
       smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 1));
       smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 2));
@@ -1141,7 +1206,9 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
       }
       const float inv = sref > 0.0f ? 1.0f / sref : 0.0f;
 #pragma unroll
-      for (int n = 0; n < 2; ++n) vmul[n][0] *= inv, vmul[n][1] *= inv;
+      for (int b = 0; b < kPB; ++b)
+#pragma unroll
+        for (int n = 0; n < 2; ++n) vmul[b][n][0] *= inv, vmul[b][n][1] *= inv;
     }
     if (alpha != 1.0f) {
 #pragma unroll
@@ -1155,15 +1222,16 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
         pr[n][e] = sc[n][e] == -INFINITY ? 0.0f : softmax_exp(sc[n][e] - m);
         l += pr[n][e];
       }
-    std::uint32_t pa[4];
-    {
+    std::uint32_t pa[kPB][4];
+#pragma unroll
+    for (int b = 0; b < kPB; ++b) {
       std::uint32_t t0[3], t1[3];
-      terms3<kBf>(pr[0][0] * vmul[0][0] * kPScale, pr[0][1] * vmul[0][1] * kPScale, t0);
-      terms3<kBf>(pr[1][0] * vmul[1][0] * kPScale, pr[1][1] * vmul[1][1] * kPScale, t1);
-      pa[0] = upper ? t0[2] : t0[0];
-      pa[1] = upper ? 0u : t0[1];
-      pa[2] = upper ? t1[2] : t1[0];
-      pa[3] = upper ? 0u : t1[1];
+      terms3<kBf>(pr[0][0] * vmul[b][0][0] * kPScale, pr[0][1] * vmul[b][0][1] * kPScale, t0);
+      terms3<kBf>(pr[1][0] * vmul[b][1][0] * kPScale, pr[1][1] * vmul[b][1][1] * kPScale, t1);
+      pa[b][0] = upper ? t0[2] : t0[0];
+      pa[b][1] = upper ? 0u : t0[1];
+      pa[b][2] = upper ? t1[2] : t1[0];
+      pa[b][3] = upper ? 0u : t1[1];
     }
     // V rows past the sequence end may hold any bytes (NaN codes): their P is 0 but 0 * NaN is not,
     // so a page that ends the sequence masks them to zero codes first.
@@ -1181,7 +1249,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
         for (int j = 0; j < 8; ++j) vb[j][0] &= m0, vb[j][1] &= m1;
       }
 #pragma unroll
-      for (int j = 0; j < 8; ++j) mma16816<kBf>(acc[8 * h + j], pa, vb[j][0], vb[j][1]);
+      for (int j = 0; j < 8; ++j) mma16816<kBf>(acc[8 * h + j], pa[kQ8 ? 2 * h + j / 4 : 0], vb[j][0], vb[j][1]);
     }
     mbar_arrive(&ring_empty[it % kStages]);
     if (it + kStages - 1 < n_pages) {
@@ -1201,8 +1269,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     for (int e = 0; e < 2; ++e) {
       float x = acc[j][e] + acc[j][e + 2];
       x += __shfl_xor_sync(0xffffffffu, x, 16);
-      // n-tile j (h = j / 8), column 2c + e: dimension 16 (2c + e) + j
-      if (!upper) wacc[(warp * kNQ + q) * kD + 16 * (2 * c4 + e) + j] = x * (sref / kPScale);
+      if (!upper) wacc[(warp * kNQ + q) * kD + out_dim<F>(j, 2 * c4 + e)] = x * (sref / kPScale);
     }
   l += __shfl_xor_sync(0xffffffffu, l, 1);
   l += __shfl_xor_sync(0xffffffffu, l, 2);
@@ -1305,8 +1372,8 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 }
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
-// fp8 (57% of copy bandwidth against 48%) and the per-token-head formats (1.17-1.27x), the CUDA-core
-// one for bf16/fp16 (85% against 69%).
+// fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x) and q8_0 (1.46x,
+// stop 33), the CUDA-core one for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   if constexpr (tc_format(F)) {
