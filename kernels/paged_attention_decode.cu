@@ -766,13 +766,19 @@ static_assert(kWarps == kNQ, "warp v scales query vector v");
 
 // Per-token-head formats: rows of 128 codes and the token's scale (132 or 68 bytes, 4-byte aligned).
 constexpr bool pth_format(Fmt f) { return f == Fmt::kFp8Pth || f == Fmt::kInt8Pth || f == Fmt::kInt4Pth; }
+// q8_0/q4_0: 4 blocks of 32 dimensions a row, each an fp16 scale d then the codes (34 or 18 bytes).
+constexpr bool ggml_format(Fmt f) { return f == Fmt::kQ8_0 || f == Fmt::kQ4_0; }
+template <Fmt F>
+constexpr int ggml_block_bytes() {
+  return F == Fmt::kQ8_0 ? 34 : 18;
+}
 constexpr bool tc_format(Fmt f) {
-  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || f == Fmt::kQ8_0;
+  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || ggml_format(f);
 }
 // V scales that ride on P (per token, or per token and block): P's terms a block.
 template <Fmt F>
 constexpr int p_blocks() {
-  return F == Fmt::kQ8_0 ? 4 : 1;
+  return ggml_format(F) ? 4 : 1;
 }
 template <Fmt F>
 constexpr int tc_min_blocks() {
@@ -867,14 +873,36 @@ __device__ __forceinline__ float row_scale(const std::uint8_t* row) {
   if constexpr (F == Fmt::kInt4Pth) return __uint_as_float(*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & ~0xFu);
   else return *reinterpret_cast<const float*>(row + kD);
 }
-// q8_0: codes 4i .. 4i + 3 of block b of a row (block b's codes start at byte 34b + 2: 4-byte
-// aligned for odd b, 2 bytes past a word for even b).
-__device__ __forceinline__ std::uint32_t q8_word(const std::uint8_t* row, int b, int i) {
-  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + ((34 * b + 2) & ~3)) + i;
+// q8_0/q4_0: bytes 4i .. 4i + 3 of block b's codes in a row (they start at byte 34b + 2 or 18b + 2:
+// 4-byte aligned for odd b, 2 bytes past a word for even b). q8_0: codes 4i .. 4i + 3; q4_0: codes
+// 4i .. 4i + 3 in the bytes' low nibbles, 16 + 4i .. 16 + 4i + 3 in their high ones.
+template <Fmt F>
+__device__ __forceinline__ std::uint32_t ggml_word(const std::uint8_t* row, int b, int i) {
+  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(row + ((ggml_block_bytes<F>() * b + 2) & ~3)) + i;
   return b & 1 ? w[0] : __byte_perm(w[0], w[1], 0x5432);
 }
-// q8_0: block b's scale d of a row.
-__device__ __forceinline__ float q8_scale(const std::uint8_t* row, int b) { return half_at(row + 34 * b); }
+// q8_0/q4_0: block b's scale d of a row.
+template <Fmt F>
+__device__ __forceinline__ float ggml_scale(const std::uint8_t* row, int b) {
+  return half_at(row + ggml_block_bytes<F>() * b);
+}
+// q4_0: the nibbles `mask` picks (0x000F000F: low ones, 0x00F000F0: high ones) of bytes 0 and 2 of x as
+// an fp16 pair of their codes - 8: 1024 + code (or 1024 + 16 code) is exact, then one fma (x 1 or
+// 1/16, - 1032 or - 72), exact in fp16.
+__device__ __forceinline__ std::uint32_t q4_pair(std::uint32_t x, std::uint32_t mask, __half2 mul, __half2 add) {
+  const std::uint32_t h = (x & mask) | 0x64006400u;
+  __half2 v;
+  memcpy(&v, &h, 4);
+  v = __hfma2(v, mul, add);
+  std::uint32_t u;
+  memcpy(&u, &v, 4);
+  return u;
+}
+__device__ __forceinline__ __half2 half2_of(unsigned short bits) { return __half2(__ushort_as_half(bits), __ushort_as_half(bits)); }
+// q4_0 nibble halves: 0 low (x 1, - 1032), 1 high (x 1/16, - 72).
+__device__ __forceinline__ std::uint32_t q4_mask(int hi) { return hi ? 0x00F000F0u : 0x000F000Fu; }
+__device__ __forceinline__ __half2 q4_mul(int hi) { return half2_of(hi ? 0x2C00 : 0x3C00); }
+__device__ __forceinline__ __half2 q4_add(int hi) { return half2_of(hi ? 0xD480 : 0xE408); }
 // int4_per_token_head: the fp16 pair (1024 + zero) of the row's zero point, twice or of two rows.
 __device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
   return 0x6400u | (*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & 0xFu);
@@ -904,13 +932,14 @@ __device__ __forceinline__ int k_chunk(int c, int i) {
 template <Fmt F>
 __device__ __forceinline__ int k_dim(int c, int ks) {
   if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return 8 * k_chunk<F>(c, ks >> 1) + 4 * (ks & 1);
-  else if constexpr (F == Fmt::kQ8_0) return 32 * (ks >> 1) + 4 * c + 16 * (ks & 1);
+  else if constexpr (ggml_format(F)) return 32 * (ks >> 1) + 4 * c + 16 * (ks & 1);
   else return 16 * k_chunk<F>(c, ks >> 2) + 4 * (ks & 3);
 }
 // The dimension of the P V accumulator's n-tile j, column n (the V fragments' layout, above).
 template <Fmt F>
 __device__ __forceinline__ int out_dim(int j, int n) {
   if constexpr (F == Fmt::kQ8_0) return 32 * (j >> 2) + 4 * n + (j & 3);
+  else if constexpr (F == Fmt::kQ4_0) return 32 * (j >> 2) + 16 * (n >> 2) + 4 * (n & 3) + (j & 3);
   else return 16 * n + j;
 }
 
@@ -937,7 +966,18 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
     }
   } else if constexpr (F == Fmt::kQ8_0) {  // k-step ks: word c + 4 (ks & 1) of block ks / 2
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks) code4_f16x2<F>(q8_word(row, ks >> 1, c + 4 * (ks & 1)), kb[ks][0], kb[ks][1]);
+    for (int ks = 0; ks < 8; ++ks) code4_f16x2<F>(ggml_word<F>(row, ks >> 1, c + 4 * (ks & 1)), kb[ks][0], kb[ks][1]);
+  } else if constexpr (F == Fmt::kQ4_0) {  // word c of block b: k-step 2b its low nibbles, 2b + 1 its high
+                                           // ones; pair 0 of a k-step holds codes (0, 2), pair 1 (1, 3)
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const std::uint32_t u = ggml_word<F>(row, b, c), u8 = u >> 8;
+#pragma unroll
+      for (int hi = 0; hi < 2; ++hi) {
+        kb[2 * b + hi][0] = q4_pair(u, q4_mask(hi), q4_mul(hi), q4_add(hi));
+        kb[2 * b + hi][1] = q4_pair(u8, q4_mask(hi), q4_mul(hi), q4_add(hi));
+      }
+    }
   } else if constexpr (pth_format(F)) {  // word ks of lane c: dimensions 32c + 4ks .. + 3 (row r's words
                                          // are 33r + 8c + ks: the 32 lanes hit 32 banks)
 #pragma unroll
@@ -998,13 +1038,27 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
     for (int bb = 0; bb < 2; ++bb) {
       std::uint32_t v[4];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) v[k] = q8_word(rows + t[k] * T::kVBytes, 2 * h + bb, g);
+      for (int k = 0; k < 4; ++k) v[k] = ggml_word<F>(rows + t[k] * T::kVBytes, 2 * h + bb, g);
 #pragma unroll
       for (int p = 0; p < 2; ++p) {
         const std::uint32_t lo = __byte_perm(v[2 * p], v[2 * p + 1], 0x5140), hi = __byte_perm(v[2 * p], v[2 * p + 1], 0x7362);
         code4_f16x2<F>(lo, vb[4 * bb][p], vb[4 * bb + 1][p]);
         code4_f16x2<F>(hi, vb[4 * bb + 2][p], vb[4 * bb + 3][p]);
       }
+    }
+  } else if constexpr (F == Fmt::kQ4_0) {  // as q8_0, lane g taking word g & 3, its low nibbles for g < 4
+    const int hi = g >> 2;
+    const std::uint32_t mask = q4_mask(hi);
+    const __half2 mul = q4_mul(hi), add = q4_add(hi);
+#pragma unroll
+    for (int bb = 0; bb < 2; ++bb) {
+      std::uint32_t v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = ggml_word<F>(rows + t[k] * T::kVBytes, 2 * h + bb, g & 3);
+#pragma unroll
+      for (int p = 0; p < 2; ++p)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) vb[4 * bb + i][p] = q4_pair(__byte_perm(v[2 * p], v[2 * p + 1], i | ((4 + i) << 8)), mask, mul, add);
     }
   } else {  // fp8: the token's 16 bytes at once, half h used; per-token-head rows are 4-byte aligned:
             // two words (2-way conflicts). The 128-byte rows are not swizzled since the bulk copies
@@ -1037,9 +1091,9 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 template <Fmt F>
 __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   using T = Traits<F>;
-  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F), kQ8 = F == Fmt::kQ8_0, kScaledV = kPth || kQ8;
+  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F), kGgml = ggml_format(F), kScaledV = kPth || kGgml;
   constexpr float kPScale = kBf ? 1.0f : 4096.0f;  // P's fp16 terms: P * 2^12
-  constexpr int kStages = stages<F, true>(), kPB = p_blocks<F>(), kChains = kQ8 ? 4 : 2;
+  constexpr int kStages = stages<F, true>(), kPB = p_blocks<F>(), kChains = kGgml ? 4 : 2;
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
   extern __shared__ float4 ring4[];
   std::uint8_t* ring = reinterpret_cast<std::uint8_t*>(ring4);
@@ -1110,9 +1164,10 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 #pragma unroll
   for (int ks = 0; ks < 8; ++ks) {
     const float* x = &q_raw[q][k_dim<F>(c4, ks)];
+    constexpr int kOdd = F == Fmt::kQ4_0 ? 2 : 1;  // q4_0's K pairs hold dimensions (0, 2) and (1, 3)
     std::uint32_t t01[3], t23[3];
-    terms3<kBf>((x[0] * qmul) * qs, (x[1] * qmul) * qs, t01);
-    terms3<kBf>((x[2] * qmul) * qs, (x[3] * qmul) * qs, t23);
+    terms3<kBf>((x[0] * qmul) * qs, (x[kOdd] * qmul) * qs, t01);
+    terms3<kBf>((x[3 - kOdd] * qmul) * qs, (x[3] * qmul) * qs, t23);
     qa[ks][0] = upper ? t01[2] : t01[0];
     qa[ks][1] = upper ? 0u : t01[1];
     qa[ks][2] = upper ? t23[2] : t23[0];
@@ -1148,16 +1203,16 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
       // Two chains of dependent mmas (even and odd k-steps), not one of 8; q8_0: one per block.
       float d[kChains][4] = {};
 #pragma unroll
-      for (int ks = 0; ks < 8; ++ks) mma16816<kBf>(d[kQ8 ? ks >> 1 : ks & 1], qa[ks], kb[ks][0], kb[ks][1]);
+      for (int ks = 0; ks < 8; ++ks) mma16816<kBf>(d[kGgml ? ks >> 1 : ks & 1], qa[ks], kb[ks][0], kb[ks][1]);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         // x0 + x1 terms (rows g, g + 8), or x2 (row g; row g + 8 is zero)
         const std::uint8_t* krow = krows + (warp * 16 + 8 * n + 2 * c4 + e) * T::kKBytes;
         float x;
-        if constexpr (kQ8) {
-          x = q8_scale(krow, 0) * (d[0][e] + d[0][e + 2]);
+        if constexpr (kGgml) {
+          x = ggml_scale<F>(krow, 0) * (d[0][e] + d[0][e + 2]);
 #pragma unroll
-          for (int b = 1; b < 4; ++b) x = fmaf(q8_scale(krow, b), d[b][e] + d[b][e + 2], x);
+          for (int b = 1; b < 4; ++b) x = fmaf(ggml_scale<F>(krow, b), d[b][e] + d[b][e + 2], x);
         } else {
           x = (d[0][e] + d[1][e]) + (d[0][e + 2] + d[1][e + 2]);
         }
@@ -1192,7 +1247,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
           const std::uint8_t* vrow = vrows + (warp * 16 + r) * T::kVBytes;
 #pragma unroll
           for (int b = 0; b < kPB; ++b) {
-            if constexpr (kQ8) vmul[b][n][e] = tok0 + r < w.hi ? q8_scale(vrow, b) : 0.0f;
+            if constexpr (kGgml) vmul[b][n][e] = tok0 + r < w.hi ? ggml_scale<F>(vrow, b) : 0.0f;
             else vmul[b][n][e] = tok0 + r < w.hi ? row_scale<F>(vrow) : 0.0f;
             smax = fmaxf(smax, fabsf(vmul[b][n][e]));
           }
@@ -1249,7 +1304,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
         for (int j = 0; j < 8; ++j) vb[j][0] &= m0, vb[j][1] &= m1;
       }
 #pragma unroll
-      for (int j = 0; j < 8; ++j) mma16816<kBf>(acc[8 * h + j], pa[kQ8 ? 2 * h + j / 4 : 0], vb[j][0], vb[j][1]);
+      for (int j = 0; j < 8; ++j) mma16816<kBf>(acc[8 * h + j], pa[kGgml ? 2 * h + j / 4 : 0], vb[j][0], vb[j][1]);
     }
     mbar_arrive(&ring_empty[it % kStages]);
     if (it + kStages - 1 < n_pages) {
