@@ -21,7 +21,7 @@
 // block take turns issuing S (named barriers) so that one's softmax overlaps the other's product;
 // a page's P V is awaited at the next page's barrier, or (bf16: kPipelined) runs during the next
 // page's softmax, the pages coming through a ring on mbarriers instead of block barriers. Exact mode only ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
-// (per-block K sums, per-block P terms) keep mma.sync.
+// (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
 // x0 = bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1) (each difference exact in fp32), so
@@ -32,9 +32,9 @@
 // kernels' own rounding. Decoded K/V values need fewer terms where they are exact: bf16 elements,
 // fp8 codes (the per-tensor scale multiplies the score and the output instead), the per-token-head
 // formats' codes (int4: code - zero point; the token's K scale multiplies its score, its V scale its
-// p before the split), q8_0's and q4_0's codes (block_scaled: a block scale per token and 32
-// dimensions, on K's block sums and on P) and nvfp4's e2m1 x block scale (6 significant bits; the
-// tensor scale as fp8's) are one bf16 term, fp16 two, any other fp32 value three; so the bf16 cache
+// p before the split) and nvfp4's e2m1 x block scale (6 significant bits; the tensor scale as fp8's)
+// are one bf16 term, fp16 and q4_0's (code - 8) x d two, any other fp32 value three (q8_0's and q4_0's
+// K tiles hold the codes, one term: block_scaled_k); so the bf16 cache
 // costs 3 MMAs per product, like bf16x3. The "bf16x3" switch keeps 2 terms and i + j <= 1 (hi.hi +
 // hi.lo + lo.hi): 2^-16 per product, measured in docs. The softmax, its rescaling and the final
 // normalization are fp32 as in the generic kernel.
@@ -75,19 +75,21 @@ template <KvFamily F>
 constexpr int kv_terms() {
   switch (F) {
     case KvFamily::kBf16: case KvFamily::kFp8Tensor: case KvFamily::kFp8Pth: case KvFamily::kInt8Pth:
-    case KvFamily::kInt4Pth: case KvFamily::kNvfp4: case KvFamily::kQ8_0: case KvFamily::kQ4_0: return 1;
-    case KvFamily::kF16: return 2;
+    case KvFamily::kInt4Pth: case KvFamily::kNvfp4: return 1;
+    case KvFamily::kF16: case KvFamily::kQ4_0: return 2;
     default: return 3;
   }
 }
-// q8_0 and q4_0: the K and V tiles hold the codes (q4_0: code - 8), one term, and each token's
-// 32-dimension block scales d go to a table. A score sums its products block by block (two k-steps)
-// and d multiplies each block's sum; P V takes a block of V (two 16-dimension n-groups) at a time,
-// with P's terms made from p x d of that block (until stop 33 V's tiles held code x d in three
-// terms, q4_0's two: twice the P V products, and the split of every element).
+// q8_0 and q4_0 K: the tiles hold the codes (q4_0: code - 8), one term, and each token's 32-element
+// block scales d go to a table; a score sums its products block by block (two k-steps) and d
+// multiplies each block's sum. (Their V keeps code x d: P cannot take a scale per block.)
 template <KvFamily F>
-constexpr bool block_scaled() {
+constexpr bool block_scaled_k() {
   return F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0;
+}
+template <KvFamily F>
+constexpr int k_terms() {
+  return block_scaled_k<F>() ? 1 : kv_terms<F>();
 }
 // The tiles hold codes; each token's K scale multiplies its score, its V scale its p.
 template <KvFamily F>
@@ -113,7 +115,7 @@ constexpr int warps_of() {
 // without per-block scales (q8_0/q4_0's block sums need an accumulator per block: mma.sync kernel).
 template <KvFamily F, int D>
 constexpr bool wgmma_kernel() {
-  return D == 128 && !block_scaled<F>();
+  return D == 128 && !block_scaled_k<F>();
 }
 
 // The output's multiplier of element j: V's rotation (kv_rotations.cuh) and per-tensor scale.
@@ -140,19 +142,19 @@ constexpr int ring_stages() {
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
 // tiles_ring), Q fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats'
-// token scales [K, V][64] or q8_0/q4_0's block scales [K, V][D/32][64], then (other formats than
-// bf16) the raw ring [2][K region, V region]. The term tiles double
+// token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
+// the raw ring [2][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
-// instead of padded: TurboQuant's three-term K and V tiles with its raw ring fit a block (210 KB).
+// instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
 template <KvFamily F, int D, bool WG>
 struct Smem {
-  static constexpr int NBK = kv_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
+  static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
   static constexpr int stage = (NBK + NBV) * tile;
   static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
   static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? ring_stages<F, WG>() : 1) * stage * 2, W * 16 * D * 4);
-  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled<F>() ? 2 * (D / 32) * kTile * 4 : 0;
+  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
   // wgmma's swizzled operands need a 1024-byte aligned base (the kernel aligns the dynamic region).
@@ -232,18 +234,14 @@ __device__ __forceinline__ void term_products(int n, Fn&& fn) {
 // terms (split_terms), where every term product is kept: exact mode against one-term V (bf16x3 drops
 // P's third term).
 template <bool kTrunc>
-__device__ __forceinline__ void p_terms(const float (&s0)[4], const float (&s1)[4], std::uint32_t (&P)[kTerms][4]) {
+__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
   std::uint32_t pt[4][kTerms];
-  split_terms<kTerms, kTrunc>(s0[0], s0[1], pt[0]);
-  split_terms<kTerms, kTrunc>(s0[2], s0[3], pt[1]);
-  split_terms<kTerms, kTrunc>(s1[0], s1[1], pt[2]);
-  split_terms<kTerms, kTrunc>(s1[2], s1[3], pt[3]);
+  split_terms<kTerms, kTrunc>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+  split_terms<kTerms, kTrunc>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+  split_terms<kTerms, kTrunc>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+  split_terms<kTerms, kTrunc>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
 #pragma unroll
   for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
-}
-template <bool kTrunc>
-__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
-  p_terms<kTrunc>(s[2 * kk], s[2 * kk + 1], P);
 }
 
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
@@ -316,6 +314,9 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
     } else if constexpr (F == KvFamily::kNvfp4) {  // e2m1 x the block's E4M3 scale: exact in bf16
       const float sb = fp8_e4m3_to_f32(s[D / 2 + j / kNvfp4Block]);
       x0 = e2m1_to_f32(s[j / 2] & 0xFu) * sb, x1 = e2m1_to_f32(s[j / 2] >> 4) * sb;
+    } else if constexpr (block_scaled_k<F>()) {  // code x d: exact in fp32
+      const float d = block_code_pair<F>(s, j, x0, x1);
+      x0 *= d, x1 *= d;
     } else if (!is_k) {  // TurboQuant values: q * scale16 + min16
       const int nb = packed_bytes(D, c.value_bits);
       const float vs = f16_to_f32(load_u16_le(s + nb)), vz = f16_to_f32(load_u16_le(s + nb + 2));
@@ -347,13 +348,14 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
 // A page's raw bytes (the raw ring) -> bf16 term tiles kt, vt (term k at + k * tile): fp16 and fp8
 // per tensor element by element (fp8 as codes: the scale is applied to scores and output); codec
 // formats a warp per token slot through codec_row, with the per-token-head formats' scales in
-// tok_scale [K 64][V 64] (q8_0/q4_0: codes, their block scales in tok_scale [K, V][D/32][64]). Tokens >=
+// tok_scale [K 64][V 64] (q8_0/q4_0 K: codes, their block scales in tok_scale [D/32][64]). Tokens >=
 // valid become zeros (scale 0). (bf16 pages need none of this.)
 template <KvFamily F, int D, bool WG>
 __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t* k_src, const std::uint8_t* v_src, int valid,
                               __nv_bfloat16* kt, __nv_bfloat16* vt, float* tok_scale) {
   constexpr int NB = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   using S = Smem<F, D, WG>;
+  static_assert(block_scaled_k<F>() || k_terms<F>() == NB, "K and V terms differ only for block-scaled K");
   if constexpr (elementwise_family<F>()) {
     static_assert(F == KvFamily::kF16 || F == KvFamily::kFp8Tensor, "bf16 pages are copied as tiles");
     // Chunks of 8 elements (16 bytes of fp16, 8 of fp8): consecutive threads take consecutive chunks
@@ -408,22 +410,22 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
         float x[D / 32], scale = 0.0f;
 #pragma unroll
         for (int e = 0; e < D / 32; ++e) x[e] = 0.0f;
-        if constexpr (block_scaled<F>()) {
+        if (block_scaled_k<F>() && is_k) {
           // Codes, one term; the lanes holding a block's first pair write its d (0 past valid).
 #pragma unroll
           for (int k = 0; k < D / 64; ++k) {
             const int j = 64 * k + 2 * lane;
             const float d = t < valid ? block_code_pair<F>(src + t * bytes, j, x[2 * k], x[2 * k + 1]) : 0.0f;
-            if (j % kGgmlBlock == 0) tok_scale[(pass * (D / kGgmlBlock) + j / kGgmlBlock) * kTile + t] = d;
+            if (j % kGgmlBlock == 0) tok_scale[j / kGgmlBlock * kTile + t] = d;
             store_terms<1>(dst, S::tile, tile_index<D, WG>(t, j), x[2 * k], x[2 * k + 1]);
           }
-        } else {
-          if (t < valid) codec_row<F, D>(c, is_k, kvh, src + t * bytes, lane, x, scale);
-#pragma unroll
-          for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, tile_index<D, WG>(t, 64 * k + 2 * lane), x[2 * k], x[2 * k + 1]);
-          if constexpr (token_scales<F>())
-            if (lane == 0) tok_scale[pass * kTile + t] = scale;
+          continue;
         }
+        if (t < valid) codec_row<F, D>(c, is_k, kvh, src + t * bytes, lane, x, scale);
+#pragma unroll
+        for (int k = 0; k < D / 64; ++k) store_terms<NB>(dst, S::tile, tile_index<D, WG>(t, 64 * k + 2 * lane), x[2 * k], x[2 * k + 1]);
+        if constexpr (token_scales<F>())
+          if (lane == 0) tok_scale[pass * kTile + t] = scale;
       }
     }
   }
@@ -459,10 +461,10 @@ __device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std:
 // Q's terms sit in shared memory as wgmma operands instead of per-lane fragments.
 template <KvFamily F, int D, bool WG>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
-  constexpr int NBK = kv_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
+  constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   using S = Smem<F, D, WG>;
   constexpr int KS = D / 16, NT = D / 8;
-  static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled<F>()), "wgmma_kernel<F, D>");
+  static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
   constexpr int kStages = ring_stages<F, WG>();
   constexpr bool kPipelined = WG && tiles_ring<F>();
   extern __shared__ uint4 smem_raw[];
@@ -471,7 +473,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K terms, V terms][64][D]
   // Q's terms: [warp][ks][lane][kTerms] fragments, or (WG) [warpgroup][kTerms][64 rows][D] tiles.
   uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;
-  // [K 64][V 64] (per-token-head formats) or the block scales [K, V][D/32][64] (q8_0, q4_0)
+  // [K 64][V 64] (per-token-head formats) or K's block scales [D/32][64] (q8_0, q4_0)
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
   std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [2][K region, V region]
@@ -731,60 +733,29 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     // O += P V of page p on mma.sync.
     [[maybe_unused]] const auto mma_pv = [&](int p, const float(&s)[8][4]) {
       __nv_bfloat16* const vt = k_tile(p) + NBK * S::tile;
-      if constexpr (block_scaled<F>()) {
-        // A block of 32 dimensions (n-groups 2 blk, 2 blk + 1) at a time, P's terms from p x the
-        // tokens' d of that block (fp32, then split: as a per-token V scale).
-        const float* vd = tok_scale + (D / kGgmlBlock) * kTile;
+      // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
+      for (int kk = 0; kk < 4; ++kk) {
+        std::uint32_t P[kTerms][4];
+        p_fragments<false>(s, kk, P);
+        // Groups of G n2 (2 G accumulators), fragments first, as for S.
+        constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
 #pragma unroll
-          for (int blk = 0; blk < D / kGgmlBlock; ++blk) {
-            float sd[2][4];
+        for (int n0 = 0; n0 < D / 16; n0 += G) {
+          std::uint32_t b[G][NBV][4];
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int n = 2 * kk + h;
-              const float2 d = *reinterpret_cast<const float2*>(vd + blk * kTile + n * 8 + 2 * cq);
-              sd[h][0] = s[n][0] * d.x, sd[h][1] = s[n][1] * d.y, sd[h][2] = s[n][2] * d.x, sd[h][3] = s[n][3] * d.y;
+          for (int u = 0; u < G; ++u)
+#pragma unroll
+            for (int j = 0; j < NBV; ++j)
+              ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
+                                b[u][j][3]);
+          term_products<NBV>(na, [&](int i, int j) {
+#pragma unroll
+            for (int u = 0; u < G; ++u) {
+              mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
+              mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
             }
-            std::uint32_t P[kTerms][4];
-            p_terms<false>(sd[0], sd[1], P);
-            std::uint32_t b[2][4];
-#pragma unroll
-            for (int u = 0; u < 2; ++u)
-              ldmatrix_x4_trans(vt + kk * 16 * D + (v_lane ^ (2 * blk + u) << 4), b[u][0], b[u][1], b[u][2], b[u][3]);
-            term_products<1>(na, [&](int i, int) {
-#pragma unroll
-              for (int u = 0; u < 2; ++u) {
-                mma(o[2 * (2 * blk + u)], P[i], b[u][0], b[u][1]);
-                mma(o[2 * (2 * blk + u) + 1], P[i], b[u][2], b[u][3]);
-              }
-            });
-          }
-      } else {
-        // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          std::uint32_t P[kTerms][4];
-          p_fragments<false>(s, kk, P);
-          // Groups of G n2 (2 G accumulators), fragments first, as for S.
-          constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
-#pragma unroll
-          for (int n0 = 0; n0 < D / 16; n0 += G) {
-            std::uint32_t b[G][NBV][4];
-#pragma unroll
-            for (int u = 0; u < G; ++u)
-#pragma unroll
-              for (int j = 0; j < NBV; ++j)
-                ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
-                                  b[u][j][3]);
-            term_products<NBV>(na, [&](int i, int j) {
-#pragma unroll
-              for (int u = 0; u < G; ++u) {
-                mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
-                mma(o[2 * (n0 + u) + 1], P[i], b[u][j][2], b[u][j][3]);
-              }
-            });
-          }
+          });
         }
       }
     };
@@ -908,7 +879,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
               for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
             });
           };
-          if constexpr (block_scaled<F>()) {
+          if constexpr (block_scaled_k<F>()) {
             // A block of 32 dimensions (two k-steps) at a time; its sum times each token's d.
 #pragma unroll
             for (int blk = 0; blk < D / kGgmlBlock; ++blk) {
@@ -1003,7 +974,7 @@ void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cuda
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
     KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    // All of the unified L1 as shared memory (TurboQuant at head_dim 128 takes 210 KB a block).
+    // All of the unified L1 as shared memory (q8_0 at head_dim 128 takes 226 KB a block).
     KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
     configured = smem;
   }
@@ -1081,7 +1052,7 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   if (a.prefill == PrefillKernel::kGeneric || a.emulation.active() || a.max_tile_rows < 2) return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;
-  // On sm_90 every codec fits (TurboQuant at head_dim 128 is the largest: 210 KB); smaller parts take the
+  // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.
   int smem = 0;
   visit_kernel(c, a, [&](auto f, auto d, auto wg) { smem = Smem<f.value, d.value, wg.value>::bytes(c); });
