@@ -732,8 +732,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // formats whose elements are exact in a 16-bit mma type and whose multipliers are per tensor or per
 // token: bf16 (as bf16), fp16, fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the
 // output as before), the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
-// scale on the token's score, V's on its P, below) and q8_0 (int8 codes; a scale per token and
-// 32-dimension block: below). Per page a warp's 16 tokens are two n-tiles of
+// scale on the token's score, V's on its P, below) and q8_0/q4_0 (int8 codes, or 4-bit codes - 8;
+// a scale per token and 32-dimension block: below). Per page a warp's 16 tokens are two n-tiles of
 // S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64
 // scalar FMAs per element.
 //
@@ -751,13 +751,15 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // S's accumulator layout is P's A fragment (tokens 2c, 2c + 1, 2c + 8, 2c + 9 of the warp's 16);
 // for P V, lane (g, c) holds those tokens at dimensions 16g .. 16g + 15 (n-tile j: dimension 16g + j).
 //
-// q8_0 (4 blocks of 32 dimensions a row, each an fp16 scale d then 32 int8 codes: 34 bytes) keeps
-// every fragment within one block, so each block's products sum apart and take their scale in fp32:
-// - S: k-steps 2b and 2b + 1 are block b (lane c: dimensions 32b + 4c + 16 (ks & 1) + 0..3, one
-//   word of codes; 2-way bank conflicts), an accumulator chain per block, and the token's score is
-//   the sum of d_b x chain b;
-// - P V: n-tile J is block J / 4 (column n: dimension 32 (J / 4) + 4n + J % 4, so lane (g, c) reads
-//   one word of codes a token and block), and block b's k-step takes its own P terms,
+// q8_0/q4_0 (4 blocks of 32 dimensions a row, each an fp16 scale d then 32 int8 codes or 16 bytes of
+// nibbles: 34 or 18 bytes) keep every fragment within one block, so each block's products sum apart
+// and take their scale in fp32:
+// - S: k-steps 2b and 2b + 1 are block b (lane c: dimensions 32b + 4c + 16 (ks & 1) + 0..3: one
+//   word of q8_0 codes, 2-way bank conflicts; q4_0's word c holds both k-steps, its low and high
+//   nibbles), an accumulator chain per block, and the token's score is the sum of d_b x chain b;
+// - P V: n-tile J is block J / 4 (column n: dimension 32 (J / 4) + 4n + J % 4 for q8_0, so lane
+//   (g, c) reads one word of codes a token and block; q4_0: 32 (J / 4) + 16 (n / 4) + 4 (n % 4) +
+//   J % 4, word g % 4's low or high nibbles), and block b's k-step takes its own P terms,
 //   p x d_b / sref, sref a power of two >= every d of the warp's tokens so far, as the per-token-head
 //   formats' V scale.
 // Blocks 0 and 2 start 2 bytes past a word: their words are two loads and a byte permute.
@@ -766,11 +768,11 @@ static_assert(kWarps == kNQ, "warp v scales query vector v");
 
 // Per-token-head formats: rows of 128 codes and the token's scale (132 or 68 bytes, 4-byte aligned).
 constexpr bool pth_format(Fmt f) { return f == Fmt::kFp8Pth || f == Fmt::kInt8Pth || f == Fmt::kInt4Pth; }
-// q8_0/q4_0: 4 blocks of 32 dimensions a row, each an fp16 scale d then the codes (34 or 18 bytes).
+// q8_0/q4_0: 4 blocks of 32 dimensions a row, each an fp16 scale d then the codes (codec_ggml.h).
 constexpr bool ggml_format(Fmt f) { return f == Fmt::kQ8_0 || f == Fmt::kQ4_0; }
 template <Fmt F>
 constexpr int ggml_block_bytes() {
-  return F == Fmt::kQ8_0 ? 34 : 18;
+  return F == Fmt::kQ8_0 ? kQ8_0Bytes : kQ4_0Bytes;
 }
 constexpr bool tc_format(Fmt f) {
   return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || ggml_format(f);
@@ -943,7 +945,8 @@ __device__ __forceinline__ int out_dim(int j, int n) {
   else return 16 * n + j;
 }
 
-// K's B fragments of token row r for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3).
+// K's B fragments of token row r for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3)
+// (q4_0: + (0, 2), (1, 3)).
 template <Fmt F>
 __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int c, std::uint32_t (&kb)[8][2]) {
   const std::uint8_t* row = rows + r * Traits<F>::kKBytes;
@@ -1181,7 +1184,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 #pragma unroll
   for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
   float m = -INFINITY, l = 0.0f;  // query q's running maximum and this lane's share of its sum
-  // Per-token-head (and q8_0's per-block) V scales ride on P: P's terms hold p * vs / sref, where sref
+  // Per-token-head (and q8_0/q4_0's per-block) V scales ride on P: P's terms hold p * vs / sref, where sref
   // (the same in the warp) is a power of two >= every scale of the warp's tokens so far, so they stay
   // in fp16 range; when a page raises it, acc is rescaled exactly, as m's rise rescales it. Other
   // formats: 1.
@@ -1200,7 +1203,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     for (int n = 0; n < 2; ++n) {
       std::uint32_t kb[8][2];
       k_fragments<F>(krows, warp * 16 + 8 * n + g, c4, kb);
-      // Two chains of dependent mmas (even and odd k-steps), not one of 8; q8_0: one per block.
+      // Two chains of dependent mmas (even and odd k-steps), not one of 8; q8_0/q4_0: one per block.
       float d[kChains][4] = {};
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) mma16816<kBf>(d[kGgml ? ks >> 1 : ks & 1], qa[ks], kb[ks][0], kb[ks][1]);
@@ -1234,7 +1237,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
       l *= alpha;
       m = mn;
     }
-    float vmul[kPB][2][2];  // vs / sref of the lane's tokens (and q8_0's blocks)
+    float vmul[kPB][2][2];  // vs / sref of the lane's tokens (q8_0/q4_0: per block)
 #pragma unroll
     for (int b = 0; b < kPB; ++b) vmul[b][0][0] = vmul[b][0][1] = vmul[b][1][0] = vmul[b][1][1] = 1.0f;
     if constexpr (kScaledV) {  // rows past the sequence end may hold any scale: 0
@@ -1427,8 +1430,8 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 }
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
-// fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x) and q8_0 (1.46x,
-// stop 33), the CUDA-core one for bf16/fp16 (85% against 69%).
+// fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x), q8_0 and q4_0
+// (1.46x, 1.34x; stop 33), the CUDA-core one for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   if constexpr (tc_format(F)) {
