@@ -732,8 +732,9 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // formats whose elements are exact in a 16-bit mma type and whose multipliers are per tensor or per
 // token: bf16 (as bf16), fp16, fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the
 // output as before), the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
-// scale on the token's score, V's on its P, below) and q8_0/q4_0 (int8 codes, or 4-bit codes - 8;
-// a scale per token and 32-dimension block: below). Per page a warp's 16 tokens are two n-tiles of
+// scale on the token's score, V's on its P, below), q8_0/q4_0 (int8 codes, or 4-bit codes - 8;
+// a scale per token and 32-dimension block: below) and nvfp4 (E2M1 x its block scale in one fp16:
+// below). Per page a warp's 16 tokens are two n-tiles of
 // S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64
 // scalar FMAs per element.
 //
@@ -763,6 +764,11 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 //   p x d_b / sref, sref a power of two >= every d of the warp's tokens so far, as the per-token-head
 //   formats' V scale.
 // Blocks 0 and 2 start 2 bytes past a word: their words are two loads and a byte permute.
+//
+// nvfp4 (64 bytes of E2M1 codes, then 8 e4m3 scales, one a 16-dimension block) needs no chains: an
+// element E2M1 x s has at most 6 significant bits and lies in [2^-10, 2688], so it is one exact fp16
+// term, made as (E2M1 x 2^-6, an e4m3 byte widened in hardware) x (2^6 s) in one fp16 multiply. A
+// lane's k-step (4 dimensions) and its V n-tiles (dimensions 16g ..) each stay within one block.
 
 static_assert(kWarps == kNQ, "warp v scales query vector v");
 
@@ -775,7 +781,8 @@ constexpr int ggml_block_bytes() {
   return F == Fmt::kQ8_0 ? kQ8_0Bytes : kQ4_0Bytes;
 }
 constexpr bool tc_format(Fmt f) {
-  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || ggml_format(f);
+  return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || ggml_format(f) ||
+         f == Fmt::kNvfp4;
 }
 // V scales that ride on P (per token, or per token and block): P's terms a block.
 template <Fmt F>
@@ -833,6 +840,17 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
+// Two fp16 pairs multiplied (bits in, bits out).
+__device__ __forceinline__ std::uint32_t hmul2_bits(std::uint32_t x, std::uint32_t y) {
+  __half2 a, b;
+  memcpy(&a, &x, 4);
+  memcpy(&b, &y, 4);
+  a = __hmul2(a, b);
+  std::uint32_t u;
+  memcpy(&u, &a, 4);
+  return u;
+}
+
 // The four codes of `four` (low byte first) as two fp16 pairs, exact: codes 0, 1 into lo, 2, 3 into
 // hi. fp8 widens in hardware, straight from each half of the word (F2FP reads a register half: no
 // shift for the upper pair, 32 instructions a warp a page fewer); an int8 code c becomes the fp16
@@ -869,6 +887,22 @@ __device__ __forceinline__ void code4_f16x2(std::uint32_t four, std::uint32_t& l
   }
 }
 
+// nvfp4: eight E2M1 codes of w (code i in bits 4i .. 4i + 3, sign bit 3) as e4m3 bytes of value
+// E2M1 x 2^-6, exact: the magnitude bits become the e4m3 exponent's low two bits and its mantissa's top
+// bit (E2M1's subnormal 0.5 lands on the e4m3 subnormal 2^-7), the sign bit 7. sm_90 has no E2M1
+// conversion; this and the fp8 one cost ~2 instructions a pair. even: codes 0, 2, 4, 6; odd: 1, 3, 5, 7.
+__device__ __forceinline__ void e2m1x8_e4m3(std::uint32_t w, std::uint32_t& even, std::uint32_t& odd) {
+  even = ((w & 0x07070707u) << 2) | ((w & 0x08080808u) << 4);
+  odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
+}
+// nvfp4: two e4m3 block scales (the low 16 bits, low byte first) as the fp16 pair (2^6 s0, 2^6 s1).
+// An element is then E2M1 x 2^-6 times 2^6 s: at most 6 significant bits, between 2^-10 and 2688, so
+// the fp16 product is exact.
+__device__ __forceinline__ std::uint32_t nvfp4_scales64(std::uint32_t two) {
+  std::uint32_t s, unused;
+  code4_f16x2<Fmt::kE4M3>(two, s, unused);
+  return hmul2_bits(s, 0x54005400u);  // x 64
+}
 // A per-token-head row's scale (int4: the fp32 scale word with its low 4 bits holding the zero point).
 template <Fmt F>
 __device__ __forceinline__ float row_scale(const std::uint8_t* row) {
@@ -981,6 +1015,24 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
         kb[2 * b + hi][1] = q4_pair(u8, q4_mask(hi), q4_mul(hi), q4_add(hi));
       }
     }
+  } else if constexpr (F == Fmt::kNvfp4) {  // bytes 16c .. 16c + 15 (dimensions 32c .. 32c + 31: blocks 2c
+                                            // and 2c + 1); k-step 4i + m: word 2i + m / 2, codes 4 (m % 2) ..
+    const std::uint32_t s2 = nvfp4_scales64(*reinterpret_cast<const std::uint16_t*>(row + kD / 2 + 2 * c));
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const uint2 v = *reinterpret_cast<const uint2*>(row + 16 * c + 8 * i);  // rows of 72 bytes: 8-byte aligned
+      const std::uint32_t sb = __byte_perm(s2, 0, i ? 0x3232 : 0x1010), u[2] = {v.x, v.y};
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        std::uint32_t ev, od;
+        e2m1x8_e4m3(u[j], ev, od);
+        const int ks = 4 * i + 2 * j;
+        code4_f16x2<Fmt::kE4M3>(__byte_perm(ev, od, 0x5140), kb[ks][0], kb[ks][1]);
+        code4_f16x2<Fmt::kE4M3>(__byte_perm(ev, od, 0x7362), kb[ks + 1][0], kb[ks + 1][1]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) kb[ks + e / 2][e % 2] = hmul2_bits(kb[ks + e / 2][e % 2], sb);
+      }
+    }
   } else if constexpr (pth_format(F)) {  // word ks of lane c: dimensions 32c + 4ks .. + 3 (row r's words
                                          // are 33r + 8c + ks: the 32 lanes hit 32 banks)
 #pragma unroll
@@ -1035,6 +1087,24 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
       vb[2][p] = nibble2_f16x2<1>(a, b, zz), vb[3][p] = nibble2_f16x2<1>(a4, b4, zz);
       vb[4][p] = nibble2_f16x2<2>(a, b, zz), vb[5][p] = nibble2_f16x2<2>(a4, b4, zz);
       vb[6][p] = nibble2_f16x2<3>(a, b, zz), vb[7][p] = nibble2_f16x2<3>(a4, b4, zz);
+    }
+  } else if constexpr (F == Fmt::kNvfp4) {  // the token's word 2g + h (dimensions 16g + 8h + 0..7, block g)
+    std::uint32_t v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = *reinterpret_cast<const std::uint32_t*>(rows + t[k] * T::kVBytes + 8 * g + 4 * h);
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const std::uint32_t sab = nvfp4_scales64(rows[t[2 * p] * T::kVBytes + kD / 2 + g] |
+                                               (rows[t[2 * p + 1] * T::kVBytes + kD / 2 + g] << 8));
+      std::uint32_t ea, oa, eb, ob;  // tokens 2c (+ 8) and 2c + 1 (+ 8): even and odd dimensions
+      e2m1x8_e4m3(v[2 * p], ea, oa);
+      e2m1x8_e4m3(v[2 * p + 1], eb, ob);
+      code4_f16x2<Fmt::kE4M3>(__byte_perm(ea, eb, 0x5140), vb[0][p], vb[2][p]);
+      code4_f16x2<Fmt::kE4M3>(__byte_perm(ea, eb, 0x7362), vb[4][p], vb[6][p]);
+      code4_f16x2<Fmt::kE4M3>(__byte_perm(oa, ob, 0x5140), vb[1][p], vb[3][p]);
+      code4_f16x2<Fmt::kE4M3>(__byte_perm(oa, ob, 0x7362), vb[5][p], vb[7][p]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) vb[j][p] = hmul2_bits(vb[j][p], sab);
     }
   } else if constexpr (F == Fmt::kQ8_0) {  // n-tiles 8h .. 8h + 7: blocks 2h and 2h + 1, word g of each
 #pragma unroll
@@ -1431,7 +1501,7 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
 // fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x), q8_0 and q4_0
-// (1.46x, 1.34x; stop 33), the CUDA-core one for bf16/fp16 (85% against 69%).
+// (1.46x, 1.34x; stop 33), nvfp4 (stop 34), the CUDA-core one for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   if constexpr (tc_format(F)) {

@@ -29,6 +29,7 @@
 #if defined(KVGATE_HAVE_CUDA)
 #include "decoder_cuda.h"
 #include "kv_paged_cuda.h"
+#include "paged_attention_decode.h"
 #endif
 
 namespace kcase {
@@ -591,6 +592,11 @@ struct PagedAttentionCase final : KernelCase {
                                 .decode = decode == "cuda_core"     ? kc::DecodeKernel::kCudaCore
                                           : decode == "tensor_core" ? kc::DecodeKernel::kTensorCore
                                                                     : kc::DecodeKernel::kAuto};
+    // A case that names the tensor-core decode kernel must run it: paged_attention falls back to the
+    // CUDA-core kernel (or the prefill path) silently, and the fallback would pass the comparison.
+    if (decode == "tensor_core" && !(kc::decode_attention_supported(lc, args.max_tile_rows, heads / kv_heads) &&
+                                     kc::decode_tensor_core_takes(lc)))
+      throw std::runtime_error("decode=tensor_core names a kernel this call does not run");
     kc::paged_attention(lc, args, nullptr);
     device_sync();
     std::vector<float> h(qall.size());
@@ -732,13 +738,15 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::move(pc));
   }
   // The formats both decode kernels take (bf16, fp16, fp8 per tensor, the per-token-head ones, q8_0
-  // and q4_0 with their block rotations and without): the cases above run the one chosen for the
-  // format; these shapes run each kernel by name.
+  // and q4_0 with their block rotations and without, nvfp4 with tensor scales of 1, below 1 and above
+  // 1, the last giving subnormal block scales): the cases above run the one chosen for the format;
+  // these shapes run each kernel by name.
   std::vector<std::pair<std::string, json>> both = formats;
   both.push_back({"q8_0", {{"rotate", false}}});
+  both.push_back({"nvfp4", {{"k_tensor_scale", 64.0}, {"v_tensor_scale", 32.0}}});  // subnormal e4m3 block scales
   for (const auto& [f, p] : both) {
     if (f != "bf16" && f != "fp16" && f != "fp8_e4m3" && f != "fp8_e5m2" && f != "fp8_per_token_head" &&
-        f != "int8_per_token_head" && f != "int4_per_token_head" && f != "q8_0" && f != "q4_0")
+        f != "int8_per_token_head" && f != "int4_per_token_head" && f != "q8_0" && f != "q4_0" && f != "nvfp4")
       continue;
     for (const char* kernel : {"tensor_core", "cuda_core"})
       for (const auto& [seqs, ctx, rows, heads, window, splits] :
@@ -748,7 +756,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
         cases.push_back(std::move(pc));
       }
   }
-  for (const char* f : {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "q8_0", "q4_0"})
+  for (const char* f : {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "q8_0", "q4_0", "nvfp4"})
     for (const char* kernel : {"tensor_core", "cuda_core"}) {
       auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 2, 1500, 1, 8, 2, 128);
       pc->decode = kernel;
