@@ -733,8 +733,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // token: bf16 (as bf16), fp16, fp8 (as fp16: fp8 codes, the per-tensor scales applied to Q and to the
 // output as before), the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
 // scale on the token's score, V's on its P, below), q8_0/q4_0 (int8 codes, or 4-bit codes - 8;
-// a scale per token and 32-dimension block: below) and nvfp4 (E2M1 x its block scale in one fp16:
-// below). Per page a warp's 16 tokens are two n-tiles of
+// a scale per token and 32-dimension block: below), nvfp4 (E2M1 x its block scale in one fp16:
+// below) and turboquant_k8v4 (e4m3 keys; values code x scale + min: the kernel's lmin). Per page a warp's 16 tokens are two n-tiles of
 // S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64
 // scalar FMAs per element.
 //
@@ -782,7 +782,7 @@ constexpr int ggml_block_bytes() {
 }
 constexpr bool tc_format(Fmt f) {
   return f == Fmt::kBf16 || f == Fmt::kF16 || f == Fmt::kE4M3 || f == Fmt::kE5M2 || pth_format(f) || ggml_format(f) ||
-         f == Fmt::kNvfp4;
+         f == Fmt::kNvfp4 || f == Fmt::kTqK8V4;
 }
 // V scales that ride on P (per token, or per token and block): P's terms a block.
 template <Fmt F>
@@ -907,6 +907,7 @@ __device__ __forceinline__ std::uint32_t nvfp4_scales64(std::uint32_t two) {
 template <Fmt F>
 __device__ __forceinline__ float row_scale(const std::uint8_t* row) {
   if constexpr (F == Fmt::kInt4Pth) return __uint_as_float(*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & ~0xFu);
+  else if constexpr (F == Fmt::kTqK8V4) return half_at(row + kD / 2);  // a value row: fp16 scale, then min
   else return *reinterpret_cast<const float*>(row + kD);
 }
 // q8_0/q4_0: bytes 4i .. 4i + 3 of block b's codes in a row (they start at byte 34b + 2 or 18b + 2:
@@ -1075,13 +1076,15 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
         vb[2 * i + 1][p] = __byte_perm(a[i], b[i], 0x7632);
       }
     }
-  } else if constexpr (F == Fmt::kInt4Pth) {  // the token's word 2g + h (dimensions 16g + 8h + 0..7)
+  } else if constexpr (F == Fmt::kInt4Pth || F == Fmt::kTqK8V4) {  // the token's word 2g + h (dimensions
+                                                                     // 16g + 8h + 0..7); TurboQuant: zero 8
     std::uint32_t v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[k] = *reinterpret_cast<const std::uint32_t*>(rows + t[k] * T::kVBytes + 8 * g + 4 * h);
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
-      const std::uint32_t zz = zero_f16(rows + t[2 * p] * T::kVBytes) | (zero_f16(rows + t[2 * p + 1] * T::kVBytes) << 16);
+      const std::uint32_t zz = F == Fmt::kTqK8V4 ? 0x64086408u  // code - 8 (see lmin)
+                                                 : zero_f16(rows + t[2 * p] * T::kVBytes) | (zero_f16(rows + t[2 * p + 1] * T::kVBytes) << 16);
       const std::uint32_t a = v[2 * p], b = v[2 * p + 1], a4 = a >> 4, b4 = b >> 4;  // byte i: dimensions 2i, 2i + 1
       vb[0][p] = nibble2_f16x2<0>(a, b, zz), vb[1][p] = nibble2_f16x2<0>(a4, b4, zz);
       vb[2][p] = nibble2_f16x2<1>(a, b, zz), vb[3][p] = nibble2_f16x2<1>(a4, b4, zz);
@@ -1164,7 +1167,8 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 template <Fmt F>
 __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   using T = Traits<F>;
-  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F), kGgml = ggml_format(F), kScaledV = kPth || kGgml;
+  constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F), kGgml = ggml_format(F), kTq = F == Fmt::kTqK8V4;
+  constexpr bool kScaledV = kPth || kGgml || kTq;
   constexpr float kPScale = kBf ? 1.0f : 4096.0f;  // P's fp16 terms: P * 2^12
   constexpr int kStages = stages<F, true>(), kPB = p_blocks<F>(), kChains = kGgml ? 4 : 2;
   constexpr int kRegionK = kPage * T::kKBytes, kStage = stage_bytes<F>();
@@ -1259,6 +1263,12 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   // in fp16 range; when a page raises it, acc is rescaled exactly, as m's rise rescales it. Other
   // formats: 1.
   float sref = kScaledV ? 0.0f : 1.0f;
+  // turboquant_k8v4's values are code x scale + min per token: the codes go through the mma as code - 8,
+  // the scale rides on P, and min + 8 x scale adds sum(p x (min + 8 x scale)) to every dimension: lmin,
+  // this lane's share, kept as l. Centring the codes keeps the two sums small: with codes 0..15 they
+  // nearly cancel (a positive sum and a negative min), and the mma's fp32 accumulation error, relative
+  // to them, reached NMSE 1.5e-10 against the twin at 1,500 tokens (the CUDA-core kernel: 4e-12).
+  float lmin = 0.0f;
   int next_id = pb + kStages - 1 < pe ? w.table[pb + kStages - 1] : 0;
 
   for (int p = pb, it = 0; p < pe; ++p, ++it) {
@@ -1305,9 +1315,11 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     if (mn != m) {
       alpha = expf(m - mn);  // 0 when m was -inf
       l *= alpha;
+      if constexpr (kTq) lmin *= alpha;
       m = mn;
     }
     float vmul[kPB][2][2];  // vs / sref of the lane's tokens (q8_0/q4_0: per block)
+    float vmin[2][2];       // turboquant_k8v4: the tokens' min + 8 x scale (the codes enter as code - 8)
 #pragma unroll
     for (int b = 0; b < kPB; ++b) vmul[b][0][0] = vmul[b][0][1] = vmul[b][1][0] = vmul[b][1][1] = 1.0f;
     if constexpr (kScaledV) {  // rows past the sequence end may hold any scale: 0
@@ -1324,6 +1336,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
             else vmul[b][n][e] = tok0 + r < w.hi ? row_scale<F>(vrow) : 0.0f;
             smax = fmaxf(smax, fabsf(vmul[b][n][e]));
           }
+          if constexpr (kTq) vmin[n][e] = tok0 + r < w.hi ? fmaf(8.0f, vmul[0][n][e], half_at(vrow + kD / 2 + 2)) : 0.0f;
         }
       smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 1));
       smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 2));
@@ -1349,6 +1362,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
       for (int e = 0; e < 2; ++e) {
         pr[n][e] = sc[n][e] == -INFINITY ? 0.0f : softmax_exp(sc[n][e] - m);
         l += pr[n][e];
+        if constexpr (kTq) lmin = fmaf(pr[n][e], vmin[n][e], lmin);
       }
     std::uint32_t pa[kPB][4];
 #pragma unroll
@@ -1401,6 +1415,15 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     }
   l += __shfl_xor_sync(0xffffffffu, l, 1);
   l += __shfl_xor_sync(0xffffffffu, l, 2);
+  if constexpr (kTq) {  // the lanes of a row group hold all 128 dimensions of query q between them
+    lmin += __shfl_xor_sync(0xffffffffu, lmin, 1);
+    lmin += __shfl_xor_sync(0xffffffffu, lmin, 2);
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        if (!upper) wacc[(warp * kNQ + q) * kD + out_dim<F>(j, 2 * c4 + e)] += lmin;
+  }
   if (!upper && c4 == 0) {
     wl[warp * kNQ + q] = l;
     wm[warp * kNQ + q] = m;
@@ -1501,7 +1524,8 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
 // fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x), q8_0 and q4_0
-// (1.46x, 1.34x; stop 33), nvfp4 (stop 34), the CUDA-core one for bf16/fp16 (85% against 69%).
+// (1.46x, 1.34x; stop 33), nvfp4 and turboquant_k8v4 (1.81x, 1.30-1.37x; stop 34), the CUDA-core one
+// for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {
   if constexpr (tc_format(F)) {

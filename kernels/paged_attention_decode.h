@@ -16,8 +16,8 @@ namespace kvgate::kernels::cuda {
 bool decode_attention_supported(const KvLayerCodec& codec, int max_tile_rows, int group);
 
 // True when the tensor-core kernel takes this codec (bf16, fp16, fp8 with per-tensor scales, fp8,
-// int8 and int4 per token head, q8_0, q4_0, nvfp4); the others (TurboQuant) run the CUDA-core kernel
-// (PagedAttentionArgs::decode).
+// int8 and int4 per token head, q8_0, q4_0, nvfp4, turboquant_k8v4); the others (TurboQuant's
+// Lloyd-Max keys) run the CUDA-core kernel (PagedAttentionArgs::decode).
 bool decode_tensor_core_takes(const KvLayerCodec& codec);
 
 // The split-K attention and its merge into a.out, for `splits` splits (workspace sized by

@@ -739,14 +739,15 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   }
   // The formats both decode kernels take (bf16, fp16, fp8 per tensor, the per-token-head ones, q8_0
   // and q4_0 with their block rotations and without, nvfp4 with tensor scales of 1, below 1 and above
-  // 1, the last giving subnormal block scales): the cases above run the one chosen for the format;
-  // these shapes run each kernel by name.
+  // 1, the last giving subnormal block scales; turboquant_k8v4): the cases above run the one chosen
+  // for the format; these shapes run each kernel by name.
   std::vector<std::pair<std::string, json>> both = formats;
   both.push_back({"q8_0", {{"rotate", false}}});
   both.push_back({"nvfp4", {{"k_tensor_scale", 64.0}, {"v_tensor_scale", 32.0}}});  // subnormal e4m3 block scales
   for (const auto& [f, p] : both) {
     if (f != "bf16" && f != "fp16" && f != "fp8_e4m3" && f != "fp8_e5m2" && f != "fp8_per_token_head" &&
-        f != "int8_per_token_head" && f != "int4_per_token_head" && f != "q8_0" && f != "q4_0" && f != "nvfp4")
+        f != "int8_per_token_head" && f != "int4_per_token_head" && f != "q8_0" && f != "q4_0" && f != "nvfp4" &&
+        f != "turboquant_k8v4")
       continue;
     for (const char* kernel : {"tensor_core", "cuda_core"})
       for (const auto& [seqs, ctx, rows, heads, window, splits] :
@@ -756,7 +757,8 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
         cases.push_back(std::move(pc));
       }
   }
-  for (const char* f : {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "q8_0", "q4_0", "nvfp4"})
+  for (const char* f :
+       {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "q8_0", "q4_0", "nvfp4", "turboquant_k8v4"})
     for (const char* kernel : {"tensor_core", "cuda_core"}) {
       auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 2, 1500, 1, 8, 2, 128);
       pc->decode = kernel;
