@@ -734,9 +734,9 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // output as before), the per-token-head formats (fp8, int8 and int4 - zero codes as fp16; K's
 // scale on the token's score, V's on its P, below), q8_0/q4_0 (int8 codes, or 4-bit codes - 8;
 // a scale per token and 32-dimension block: below), nvfp4 (E2M1 x its block scale in one fp16:
-// below) and turboquant_k8v4 (e4m3 keys; values code x scale + min: the kernel's lmin). Per page a warp's 16 tokens are two n-tiles of
-// S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with fp32 accumulation, in place of 64
-// scalar FMAs per element.
+// below) and turboquant_k8v4 (e4m3 keys; values code x scale + min: the kernel's lmin). Per page a
+// warp's 16 tokens are two n-tiles of S = Q K^T and one k-step of O += P V, mma.sync m16n8k16 with
+// fp32 accumulation, in place of 64 scalar FMAs per element.
 //
 // Exactness (as the tensor-core prefill, paged_attention_prefill.cu): Q and P enter as three terms
 // x0 = r(x), x1 = r(x - x0), x2 = r(x - x0 - x1) (every difference exact in fp32; 24 bits in bf16,
@@ -889,8 +889,9 @@ __device__ __forceinline__ void code4_f16x2(std::uint32_t four, std::uint32_t& l
 
 // nvfp4: eight E2M1 codes of w (code i in bits 4i .. 4i + 3, sign bit 3) as e4m3 bytes of value
 // E2M1 x 2^-6, exact: the magnitude bits become the e4m3 exponent's low two bits and its mantissa's top
-// bit (E2M1's subnormal 0.5 lands on the e4m3 subnormal 2^-7), the sign bit 7. sm_90 has no E2M1
-// conversion; this and the fp8 one cost ~2 instructions a pair. even: codes 0, 2, 4, 6; odd: 1, 3, 5, 7.
+// bit (E2M1's subnormal 0.5 lands on the e4m3 subnormal 2^-7), the sign bit 7: sm_90 has no E2M1
+// conversion, so a word of 8 codes costs these few integer instructions, then the hardware's e4m3 one.
+// even: codes 0, 2, 4, 6; odd: 1, 3, 5, 7.
 __device__ __forceinline__ void e2m1x8_e4m3(std::uint32_t w, std::uint32_t& even, std::uint32_t& odd) {
   even = ((w & 0x07070707u) << 2) | ((w & 0x08080808u) << 4);
   odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
@@ -1083,8 +1084,9 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
     for (int k = 0; k < 4; ++k) v[k] = *reinterpret_cast<const std::uint32_t*>(rows + t[k] * T::kVBytes + 8 * g + 4 * h);
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
+      const std::uint8_t* ra = rows + t[2 * p] * T::kVBytes;
       const std::uint32_t zz = F == Fmt::kTqK8V4 ? 0x64086408u  // code - 8 (see lmin)
-                                                 : zero_f16(rows + t[2 * p] * T::kVBytes) | (zero_f16(rows + t[2 * p + 1] * T::kVBytes) << 16);
+                                                 : zero_f16(ra) | (zero_f16(ra + T::kVBytes) << 16);
       const std::uint32_t a = v[2 * p], b = v[2 * p + 1], a4 = a >> 4, b4 = b >> 4;  // byte i: dimensions 2i, 2i + 1
       vb[0][p] = nibble2_f16x2<0>(a, b, zz), vb[1][p] = nibble2_f16x2<0>(a4, b4, zz);
       vb[2][p] = nibble2_f16x2<1>(a, b, zz), vb[3][p] = nibble2_f16x2<1>(a4, b4, zz);
@@ -1336,7 +1338,8 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
             else vmul[b][n][e] = tok0 + r < w.hi ? row_scale<F>(vrow) : 0.0f;
             smax = fmaxf(smax, fabsf(vmul[b][n][e]));
           }
-          if constexpr (kTq) vmin[n][e] = tok0 + r < w.hi ? fmaf(8.0f, vmul[0][n][e], half_at(vrow + kD / 2 + 2)) : 0.0f;
+          if constexpr (kTq)  // min + 8 x scale (the min: the fp16 after the scale)
+            vmin[n][e] = tok0 + r < w.hi ? fmaf(8.0f, vmul[0][n][e], half_at(vrow + kD / 2 + 2)) : 0.0f;
         }
       smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 1));
       smax = fmaxf(smax, __shfl_xor_sync(0xffffffffu, smax, 2));
