@@ -840,15 +840,22 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
-// Two fp16 pairs multiplied (bits in, bits out).
-__device__ __forceinline__ std::uint32_t hmul2_bits(std::uint32_t x, std::uint32_t y) {
+// fp16 pair arithmetic on bits (a uint32 in, a uint32 out): x * y, x - y.
+template <class Op>
+__device__ __forceinline__ std::uint32_t half2_bits_op(std::uint32_t x, std::uint32_t y, Op op) {
   __half2 a, b;
   memcpy(&a, &x, 4);
   memcpy(&b, &y, 4);
-  a = __hmul2(a, b);
+  a = op(a, b);
   std::uint32_t u;
   memcpy(&u, &a, 4);
   return u;
+}
+__device__ __forceinline__ std::uint32_t hmul2_bits(std::uint32_t x, std::uint32_t y) {
+  return half2_bits_op(x, y, [](__half2 a, __half2 b) { return __hmul2(a, b); });
+}
+__device__ __forceinline__ std::uint32_t hsub2_bits(std::uint32_t x, std::uint32_t y) {
+  return half2_bits_op(x, y, [](__half2 a, __half2 b) { return __hsub2(a, b); });
 }
 
 // The four codes of `four` (low byte first) as two fp16 pairs, exact: codes 0, 1 into lo, 2, 3 into
@@ -949,14 +956,7 @@ __device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
 // an fp16 pair: 1024 + code is exact (the code is the low mantissa bits).
 template <int I>
 __device__ __forceinline__ std::uint32_t nibble2_f16x2(std::uint32_t x4, std::uint32_t y4, std::uint32_t zz) {
-  const std::uint32_t h = (__byte_perm(x4, y4, I | ((4 + I) << 8)) & 0x000F000Fu) | 0x64006400u;
-  __half2 x, z;
-  memcpy(&x, &h, 4);
-  memcpy(&z, &zz, 4);
-  x = __hsub2(x, z);
-  std::uint32_t u;
-  memcpy(&u, &x, 4);
-  return u;
+  return hsub2_bits((__byte_perm(x4, y4, I | ((4 + I) << 8)) & 0x000F000Fu) | 0x64006400u, zz);
 }
 
 // The 16-byte chunk of a K row that lane c's k-steps 2i and 2i + 1 read: 16-bit formats rotate the
