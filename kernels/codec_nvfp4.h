@@ -81,4 +81,16 @@ KV_HD void nvfp4_decode_head(const std::uint8_t* in, int d, float tensor_scale, 
     nvfp4_decode_block(in + b * (kNvfp4Block / 2), in[d / 2 + b], tensor_scale, out + b * kNvfp4Block);
 }
 
+// Eight E2M1 codes of w (code i in bits 4i .. 4i + 3, sign bit 3) as e4m3 bytes of value E2M1 x 2^-6,
+// exact: the magnitude bits become the e4m3 exponent's low two bits and its mantissa's top bit (E2M1's
+// subnormal 0.5 lands on the e4m3 subnormal 2^-7), the sign bit 7. even: codes 0, 2, 4, 6 (byte i:
+// code 2i); odd: 1, 3, 5, 7. The tensor-core decode kernel widens these in hardware (sm_90 has an e4m3
+// conversion, no E2M1 one), then multiplies by the fp16 2^6 x block scale: E2M1 x s has at most 6
+// significant bits and lies in [2^-10, 2688], so that fp16 product is exact (kv-codecs-test checks
+// every code and scale).
+KV_HD void e2m1x8_to_e4m3(std::uint32_t w, std::uint32_t& even, std::uint32_t& odd) {
+  even = ((w & 0x07070707u) << 2) | ((w & 0x08080808u) << 4);
+  odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
+}
+
 }  // namespace kvgate::kernels

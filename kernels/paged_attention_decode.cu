@@ -894,18 +894,9 @@ __device__ __forceinline__ void code4_f16x2(std::uint32_t four, std::uint32_t& l
   }
 }
 
-// nvfp4: eight E2M1 codes of w (code i in bits 4i .. 4i + 3, sign bit 3) as e4m3 bytes of value
-// E2M1 x 2^-6, exact: the magnitude bits become the e4m3 exponent's low two bits and its mantissa's top
-// bit (E2M1's subnormal 0.5 lands on the e4m3 subnormal 2^-7), the sign bit 7: sm_90 has no E2M1
-// conversion, so a word of 8 codes costs these few integer instructions, then the hardware's e4m3 one.
-// even: codes 0, 2, 4, 6; odd: 1, 3, 5, 7.
-__device__ __forceinline__ void e2m1x8_e4m3(std::uint32_t w, std::uint32_t& even, std::uint32_t& odd) {
-  even = ((w & 0x07070707u) << 2) | ((w & 0x08080808u) << 4);
-  odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
-}
 // nvfp4: two e4m3 block scales (the low 16 bits, low byte first) as the fp16 pair (2^6 s0, 2^6 s1).
-// An element is then E2M1 x 2^-6 times 2^6 s: at most 6 significant bits, between 2^-10 and 2688, so
-// the fp16 product is exact.
+// An element is then E2M1 x 2^-6 (e2m1x8_to_e4m3, codec_nvfp4.h, widened in hardware) times 2^6 s: at
+// most 6 significant bits, between 2^-10 and 2688, so the fp16 product is exact.
 __device__ __forceinline__ std::uint32_t nvfp4_scales64(std::uint32_t two) {
   std::uint32_t s, unused;
   code4_f16x2<Fmt::kE4M3>(two, s, unused);
@@ -1027,7 +1018,7 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
         std::uint32_t ev, od;
-        e2m1x8_e4m3(u[j], ev, od);
+        e2m1x8_to_e4m3(u[j], ev, od);
         const int ks = 4 * i + 2 * j;
         code4_f16x2<Fmt::kE4M3>(__byte_perm(ev, od, 0x5140), kb[ks][0], kb[ks][1]);
         code4_f16x2<Fmt::kE4M3>(__byte_perm(ev, od, 0x7362), kb[ks + 1][0], kb[ks + 1][1]);
@@ -1102,8 +1093,8 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
       const std::uint32_t sab = nvfp4_scales64(rows[t[2 * p] * T::kVBytes + kD / 2 + g] |
                                                (rows[t[2 * p + 1] * T::kVBytes + kD / 2 + g] << 8));
       std::uint32_t ea, oa, eb, ob;  // tokens 2c (+ 8) and 2c + 1 (+ 8): even and odd dimensions
-      e2m1x8_e4m3(v[2 * p], ea, oa);
-      e2m1x8_e4m3(v[2 * p + 1], eb, ob);
+      e2m1x8_to_e4m3(v[2 * p], ea, oa);
+      e2m1x8_to_e4m3(v[2 * p + 1], eb, ob);
       code4_f16x2<Fmt::kE4M3>(__byte_perm(ea, eb, 0x5140), vb[0][p], vb[2][p]);
       code4_f16x2<Fmt::kE4M3>(__byte_perm(ea, eb, 0x7362), vb[4][p], vb[6][p]);
       code4_f16x2<Fmt::kE4M3>(__byte_perm(oa, ob, 0x5140), vb[1][p], vb[3][p]);

@@ -123,6 +123,35 @@ TEST_CASE("e2m1: every representable value, ties to even, saturation", "[codec][
   CHECK(f32_to_e2m1(-INFINITY) == 15);
 }
 
+TEST_CASE("e2m1 as e4m3 x 2^-6, then x 2^6 s in fp16: exact for every code and block scale", "[codec][nvfp4]") {
+  // The tensor-core decode kernel's nvfp4 path: every byte of two codes, in every byte of the word.
+  for (std::uint32_t b = 0; b < 256; ++b)
+    for (int pos = 0; pos < 4; ++pos) {
+      const std::uint32_t w = (b << (8 * pos)) | (0xA5u << (8 * ((pos + 1) % 4)));  // a neighbour byte
+      std::uint32_t even = 0, odd = 0;
+      e2m1x8_to_e4m3(w, even, odd);
+      const auto byte = [&](std::uint32_t x) { return static_cast<std::uint8_t>(x >> (8 * pos)); };
+      const float lo = fp8_e4m3_to_f32(byte(even)), hi = fp8_e4m3_to_f32(byte(odd));
+      INFO("byte " << b << " at " << pos);
+      CHECK(lo == std::ldexp(e2m1_to_f32(static_cast<std::uint8_t>(b & 0xFu)), -6));
+      CHECK(hi == std::ldexp(e2m1_to_f32(static_cast<std::uint8_t>(b >> 4)), -6));
+      CHECK(std::signbit(lo) == ((b & 0x8u) != 0));
+      CHECK(std::signbit(hi) == ((b & 0x80u) != 0));
+    }
+  // Both fp16 factors and their fp16 product are exact: every code against every finite e4m3 scale.
+  const auto fp16_exact = [](float x) { return f16_to_f32(f32_to_f16(x)) == x; };
+  for (int c = 0; c < 16; ++c)
+    for (int sb = 0; sb < 256; ++sb) {
+      const float s = fp8_e4m3_to_f32(static_cast<std::uint8_t>(sb));
+      if (std::isnan(s)) continue;
+      const float e = e2m1_to_f32(static_cast<std::uint8_t>(c));
+      INFO("code " << c << " scale byte " << sb);
+      CHECK(fp16_exact(std::ldexp(e, -6)));
+      CHECK(fp16_exact(std::ldexp(s, 6)));
+      CHECK(fp16_exact(e * s));  // e * s is exact in fp32 (2 x 4 significant bits)
+    }
+}
+
 TEST_CASE("nvfp4: known answer block, tensor scale, zero and saturated blocks", "[codec][nvfp4]") {
   // amax 6, tensor scale 1: s_b = E4M3(6 * (1/6)) = E4M3(1.0) = 0x38, values / 1:
   //   6 -> 7, 3 -> 5, -1.5 -> 0xB, 0.75 -> 2 (tie), 0.25 -> 0 (tie), 5 -> 6 (tie), 2.5 -> 4, -0.1 -> 0x8.
