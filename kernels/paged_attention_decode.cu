@@ -926,13 +926,7 @@ __device__ __forceinline__ float ggml_scale(const std::uint8_t* row, int b) {
 // an fp16 pair of their codes - 8: 1024 + code (or 1024 + 16 code) is exact, then one fma (x 1 or
 // 1/16, - 1032 or - 72), exact in fp16.
 __device__ __forceinline__ std::uint32_t q4_pair(std::uint32_t x, std::uint32_t mask, __half2 mul, __half2 add) {
-  const std::uint32_t h = (x & mask) | 0x64006400u;
-  __half2 v;
-  memcpy(&v, &h, 4);
-  v = __hfma2(v, mul, add);
-  std::uint32_t u;
-  memcpy(&u, &v, 4);
-  return u;
+  return half2_bits_op((x & mask) | 0x64006400u, 0u, [&](__half2 v, __half2) { return __hfma2(v, mul, add); });
 }
 __device__ __forceinline__ __half2 half2_of(unsigned short bits) { return __half2(__ushort_as_half(bits), __ushort_as_half(bits)); }
 // q4_0 nibble halves: 0 low (x 1, - 1032), 1 high (x 1/16, - 72).

@@ -745,10 +745,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   both.push_back({"q8_0", {{"rotate", false}}});
   both.push_back({"nvfp4", {{"k_tensor_scale", 64.0}, {"v_tensor_scale", 32.0}}});  // subnormal e4m3 block scales
   for (const auto& [f, p] : both) {
-    if (f != "bf16" && f != "fp16" && f != "fp8_e4m3" && f != "fp8_e5m2" && f != "fp8_per_token_head" &&
-        f != "int8_per_token_head" && f != "int4_per_token_head" && f != "q8_0" && f != "q4_0" && f != "nvfp4" &&
-        f != "turboquant_k8v4")
-      continue;
+    if (f == "fp32" || (f.rfind("turboquant_", 0) == 0 && f != "turboquant_k8v4")) continue;  // CUDA-core only
     for (const char* kernel : {"tensor_core", "cuda_core"})
       for (const auto& [seqs, ctx, rows, heads, window, splits] :
            {std::array<int, 6>{2, 1500, 1, 8, 0, 1}, std::array<int, 6>{2, 700, 2, 4, 150, 3}}) {
