@@ -360,7 +360,8 @@ __device__ __forceinline__ void copy_region(std::uint8_t* dst, const std::uint8_
 }
 
 // Page `page_id`'s K and V regions of KV head kvh in the pools (each contiguous: kRegionK and
-// kRegionV bytes); a ring stage holds them in that order.
+// kRegionV bytes); a ring stage holds them in that order. A pool laid out [KV head][page] instead
+// (a sequence's pages one run per head) timed the same on the tensor-core kernel (stop 35).
 template <Fmt F>
 struct PageRegions {
   static constexpr int kRegionK = kPage * Traits<F>::kKBytes, kRegionV = kPage * Traits<F>::kVBytes;
@@ -413,74 +414,77 @@ __device__ int used_splits(const PagedAttentionArgs& a, const AttentionTile& tl,
   return min(splits, (np + per - 1) / per);
 }
 
+// The split merge's block: a warp for each of kNQ vectors x kMergeSlices slices of their splits.
+constexpr int kMergeSlices = 4, kMergeThreads = 32 * kNQ * kMergeSlices;
+
+// One partial (its max ms, sum ls and the lane's 4 numerator dimensions x) merged into the running
+// (mx, sum, num). A partial of max -inf (no visible token) adds nothing; a weight of 0 adds nothing,
+// whatever the other side holds (selects, not 0 * x).
+__device__ __forceinline__ void merge_partial(float& mx, float& sum, float4& num, float ms, float ls, float4 x) {
+  if (ms == -INFINITY) return;
+  const float nm = fmaxf(mx, ms);
+  const float wo = mx == -INFINITY ? 0.0f : expf(mx - nm), wn = expf(ms - nm);
+  sum = sum * wo + ls * wn;
+  num.x = (wo != 0.0f ? num.x * wo : 0.0f) + (wn != 0.0f ? x.x * wn : 0.0f);
+  num.y = (wo != 0.0f ? num.y * wo : 0.0f) + (wn != 0.0f ? x.y * wn : 0.0f);
+  num.z = (wo != 0.0f ? num.z * wo : 0.0f) + (wn != 0.0f ? x.z * wn : 0.0f);
+  num.w = (wo != 0.0f ? num.w * wo : 0.0f) + (wn != 0.0f ? x.w * wn : 0.0f);
+  mx = nm;
+}
+
 // The split merge of query vectors q0 .. q0 + nq - 1 (nq <= 4) of (tile t, KV head kvh) into the
-// output. Warp v takes vector v: its lanes read the splits' maxima and sums in one pass (each lane
-// an online max/sum over its splits, the maxima kept in wsplit), the warp reduces them, then turns
-// wsplit into the splits' weights; then each lane 4 dimensions of its warp's vector, loading 8
-// splits' partial sums before it adds any (the loads are what a merge waits on: one at a time,
-// 32 splits took 25 us at batch 1). wsplit: shared, kNQ * splits floats, den: kNQ floats. Every
-// thread of the block calls it (one barrier inside).
-__device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0, int nq, int splits, float* wsplit, float* den) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, group = a.heads / a.kv_heads;
+// output, by kMergeThreads threads: warp w takes vector w % kNQ over slice w / kNQ of the splits, its
+// lanes 4 dimensions each, in one online pass (each split's max, sum and partial loaded together,
+// kBatch splits' loads issued before any is used: the loads are what a merge waits on); then the
+// slices merge in order through shared memory. Until stop 35 a warp took every split of its vector
+// in two passes, 8 splits' loads at a time: 3.0-3.5 us a launch at 8K/32K tokens, 6.6 us at 128K and
+// batch 1 (49 splits, 8 blocks); now 2.4-2.8 and 4.7-4.9 us (block timelines, decode_timeline.py).
+// The order of the sums is fixed: the result does not depend on which block ran when.
+__device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0, int nq, int splits) {
+  __shared__ float4 snum[kMergeSlices][kNQ][kD / 4];
+  __shared__ float sml[kMergeSlices][kNQ][2];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, v = warp % kNQ, slice = warp / kNQ;
+  const int group = a.heads / a.kv_heads;
   const AttentionTile tl = a.tiles[t];
-  const int used = used_splits(a, tl, splits);
+  const int used = used_splits(a, tl, splits), per = (used + kMergeSlices - 1) / kMergeSlices;
+  const int s0 = slice * per, s1 = min(used, s0 + per);
   const std::int64_t entries = static_cast<std::int64_t>(a.num_tiles) * a.kv_heads * splits * kMaxTileQ;
-  const std::int64_t e0 = (static_cast<std::int64_t>(t) * a.kv_heads + kvh) * splits * kMaxTileQ + q0;  // + sp * kMaxTileQ + qi
-  if (warp < nq) {
-    float* ws = wsplit + warp * splits;
-    float mx = -INFINITY, sum = 0.0f;
-    for (int sp = lane; sp < used; sp += 32) {
-      const std::int64_t e = e0 + sp * kMaxTileQ + warp;
-      const float ms = a.workspace[2 * e], ls = a.workspace[2 * e + 1];
-      ws[sp] = ms;
-      if (ms == -INFINITY) continue;
-      const float nm = fmaxf(mx, ms);
-      sum = (mx == -INFINITY ? 0.0f : sum * expf(mx - nm)) + ls * expf(ms - nm);
-      mx = nm;
-    }
-    float m_all = mx;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m_all = fmaxf(m_all, __shfl_xor_sync(0xffffffffu, m_all, o));
-    float d = mx == -INFINITY ? 0.0f : sum * expf(mx - m_all);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
-    for (int sp = lane; sp < used; sp += 32) ws[sp] = ws[sp] == -INFINITY ? 0.0f : expf(ws[sp] - m_all);
-    if (lane == 0) den[warp] = d;
-  }
-  __syncthreads();
-  if (warp >= nq) return;
-  constexpr int kBatch = 8;
-  const float* ws = wsplit + warp * splits;
-  const float4* wacc = reinterpret_cast<const float4*>(a.workspace + 2 * entries + (e0 + warp) * kD) + lane;  // + sp * kMaxTileQ * kD / 4
+  const std::int64_t e0 = (static_cast<std::int64_t>(t) * a.kv_heads + kvh) * splits * kMaxTileQ + q0 + v;  // + sp * kMaxTileQ
+  const float4* wacc = reinterpret_cast<const float4*>(a.workspace + 2 * entries + e0 * kD) + lane;  // + sp * kMaxTileQ * kD / 4
+  float mx = -INFINITY, sum = 0.0f;
   float4 num = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  for (int sp0 = 0; sp0 < used; sp0 += kBatch) {
+  constexpr int kBatch = 16;  // up to 64 splits a block in one round of loads (8 measured the same at 49)
+  for (int sp0 = s0; v < nq && sp0 < s1; sp0 += kBatch) {
+    float ms[kBatch], ls[kBatch];
     float4 x[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-      if (sp0 + b < used) x[b] = wacc[static_cast<std::int64_t>(sp0 + b) * (kMaxTileQ * kD / 4)];
+      if (sp0 + b < s1) {
+        const std::int64_t e = e0 + static_cast<std::int64_t>(sp0 + b) * kMaxTileQ;
+        ms[b] = a.workspace[2 * e], ls[b] = a.workspace[2 * e + 1];
+        x[b] = wacc[static_cast<std::int64_t>(sp0 + b) * (kMaxTileQ * kD / 4)];
+      }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      if (sp0 + b >= used) break;
-      const float w = ws[sp0 + b];  // a select: a split of weight 0 adds nothing, whatever it holds
-      num.x += w != 0.0f ? w * x[b].x : 0.0f;
-      num.y += w != 0.0f ? w * x[b].y : 0.0f;
-      num.z += w != 0.0f ? w * x[b].z : 0.0f;
-      num.w += w != 0.0f ? w * x[b].w : 0.0f;
+      if (sp0 + b >= s1) break;
+      merge_partial(mx, sum, num, ms[b], ls[b], x[b]);
     }
   }
-  const int qt = q0 + warp;
-  const float dd = den[warp];
-  const float v[4] = {dd > 0.0f ? num.x / dd : 0.0f, dd > 0.0f ? num.y / dd : 0.0f, dd > 0.0f ? num.z / dd : 0.0f,
-                      dd > 0.0f ? num.w / dd : 0.0f};
+  snum[slice][v][lane] = num;
+  if (lane == 0) sml[slice][v][0] = mx, sml[slice][v][1] = sum;
+  __syncthreads();
+  if (slice != 0 || v >= nq) return;
+  for (int sl = 1; sl < kMergeSlices; ++sl) merge_partial(mx, sum, num, sml[sl][v][0], sml[sl][v][1], snum[sl][v][lane]);
+  const int qt = q0 + v;
+  const float v4[4] = {sum > 0.0f ? num.x / sum : 0.0f, sum > 0.0f ? num.y / sum : 0.0f, sum > 0.0f ? num.z / sum : 0.0f,
+                       sum > 0.0f ? num.w / sum : 0.0f};
   const std::int64_t o = static_cast<std::int64_t>(tl.row0 + qt / group) * a.heads * kD + (kvh * group + qt % group) * kD + 4 * lane;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    if (a.out_bf16) a.out_bf16[o + i] = f32_to_bf16(v[i]);
-    else a.out[o + i] = v[i];
+    if (a.out_bf16) a.out_bf16[o + i] = f32_to_bf16(v4[i]);
+    else a.out[o + i] = v4[i];
   }
 }
-// Shared floats merge_splits needs.
-constexpr int merge_floats(int splits) { return kNQ * splits + kNQ; }
 
 // The block's result from the warps' partials, which the caller wrote at the ring's start (wacc
 // [warps][4][128], then wm and wl [warps][4]) before a barrier: merged across warps, V's transform
@@ -1437,14 +1441,13 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 }
 
 // One block per (tile, KV head, part): the splits of its query vectors merged into the output.
-__global__ void __launch_bounds__(kThreads) decode_combine_kernel(PagedAttentionArgs a, int splits) {
+__global__ void __launch_bounds__(kMergeThreads) decode_combine_kernel(PagedAttentionArgs a, int splits) {
   pdl_launch_dependents();
   pdl_wait();
-  extern __shared__ float wsplit[];
   const int parts = gridDim.y / a.kv_heads, q0 = kNQ * (blockIdx.y % parts);
   const int nq = min(kNQ, a.tiles[blockIdx.x].rows * (a.heads / a.kv_heads) - q0);
   if (nq <= 0) return;
-  merge_splits(a, blockIdx.x, blockIdx.y / parts, q0, nq, splits, wsplit, wsplit + kNQ * splits);
+  merge_splits(a, blockIdx.x, blockIdx.y / parts, q0, nq, splits);
 }
 
 // ---- dispatch -----------------------------------------------------------------------------------
@@ -1501,7 +1504,9 @@ int resident_blocks() {
 
 // The split count actually used: at most the caller's (its workspace holds that many), chosen to
 // minimise waves x pages per split, so the last wave is not a small fraction of the device (the
-// result is the same for any split count up to fp32 summation order).
+// result is the same for any split count up to fp32 summation order). In practice one wave: split
+// counts for 2-6 waves of shorter splits were 1.1-1.4x slower (stop 35), as every block, in every
+// wave, waits 8-10 us for its first page behind the loaded memory system.
 int fit_splits(int splits, int base_blocks, int max_ctx, int resident) {
   const int pages = std::max(1, (max_ctx + kPage - 1) / kPage);
   int best = splits;
@@ -1599,9 +1604,7 @@ void decode_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int sp
     case Fmt::kTqK3V4: splits = launch<Fmt::kTqK3V4>(c, a, splits, parts, s); break;
     case Fmt::kTqK3V3: splits = launch<Fmt::kTqK3V3>(c, a, splits, parts, s); break;
   }
-  const int smem = merge_floats(splits) * static_cast<int>(sizeof(float));
-  if (smem > 48 * 1024) throw Error("decode_attention: " + std::to_string(splits) + " splits is too many", kExitInternal);
-  launch_kernel(a.pdl, decode_combine_kernel, dim3(a.num_tiles, a.kv_heads * parts), dim3(kThreads), smem, s, a, splits);
+  launch_kernel(a.pdl, decode_combine_kernel, dim3(a.num_tiles, a.kv_heads * parts), dim3(kMergeThreads), 0, s, a, splits);
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -8,7 +8,8 @@
 //               (--decode-kernels tensor_core,cuda_core; generic: the kernel shapes outside the decode
 //               path run), for --heads 32 (GQA 4, default) and e.g. 64 (Qwen3-32B's GQA 8); the
 //               split pass and the split merge launched plainly or (--attention-pdl) with
-//               programmatic dependent launch, as the engine's decode steps launch them
+//               programmatic dependent launch, as the engine's decode steps launch them; each timed
+//               run is --launches (default 10) launches back to back, as a graph replays them
 //   decode      end-to-end decode steps of a random Qwen3-8B-shaped model (weights generated on the
 //               device) at batch 1 and 32: tokens/s and the floor (weights + KV bytes / bandwidth)
 //               with CUDA graphs off and/or on (--graphs off,on: both in one run, the same weights),
@@ -157,9 +158,11 @@ void fill_cache(kc::PagedKvCache& cache, int seqs, int ctx) {
 // Median ms of paged_attention over a filled bench_cache for query rows at positions qpos grouped in
 // `tiles` (random q, sd 2, `heads` query heads over the 8 KV heads), the split count sized for
 // split_ctx as the forward sizes it; `kernels` carries the kernel choice (decode / prefill fields).
+// launches: calls per timed run, back to back, the run's time divided among them (1: each run pays
+// the host's enqueue of its first kernel while the device idles).
 double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc::AttentionTile>& tiles, const std::vector<int>& qpos,
                             int heads, int max_tile_rows, int split_ctx, const kc::PagedAttentionArgs& kernels, int warm,
-                            int reps) {
+                            int reps, int launches = 1) {
   const int kv_heads = 8, d = 128, num_tiles = static_cast<int>(tiles.size());
   kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
   dt.upload(tiles.data());
@@ -175,16 +178,19 @@ double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc:
   a.block_table = cache.block_table(), a.max_pages = cache.max_pages_per_seq(), a.page_tokens = 64;
   a.k_pool = cache.k_pool(0), a.v_pool = cache.v_pool(0), a.splits = splits, a.workspace = ws.get();
   Timer t;
-  const double ms = t.median_ms(warm, reps, nullptr, [&] { kc::paged_attention(cache.codec(0), a, nullptr); });
+  const double ms = t.median_ms(warm, reps, nullptr, [&] {
+    for (int i = 0; i < launches; ++i) kc::paged_attention(cache.codec(0), a, nullptr);
+  });
   KV_CUDA_CHECK(cudaDeviceSynchronize());
-  return ms;
+  return ms / launches;
 }
 
 // Decode attention over `total` cached tokens split into sequences of `ctx`.
 // split_ctx: the context the split count is sized for (the forward passes a power-of-two bucket).
 // heads: query heads over 8 KV heads (32: Qwen3-8B's GQA 4; 64: Qwen3-32B's GQA 8).
 AttnResult bench_attention(const std::string& format, int ctx, int total, int reps, int split_ctx = 0,
-                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32, bool pdl = false) {
+                           kc::DecodeKernel kernel = kc::DecodeKernel::kTensorCore, int heads = 32, bool pdl = false,
+                           int launches = 1) {
   if (split_ctx <= 0) split_ctx = ctx;
   const int batch = std::max(1, total / ctx);
   const auto cache = bench_cache(format, batch, ctx);
@@ -198,7 +204,7 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
     tiles.push_back({s, s, 1});
     qpos.push_back(ctx - 1);
   }
-  const double ms = time_paged_attention(*cache, tiles, qpos, heads, 1, split_ctx, {.pdl = pdl, .decode = kernel}, 3, reps);
+  const double ms = time_paged_attention(*cache, tiles, qpos, heads, 1, split_ctx, {.pdl = pdl, .decode = kernel}, 3, reps, launches);
   const double bytes = static_cast<double>(batch) * ctx * 8 * (lc.k_bytes + lc.v_bytes);
   return {format, ctx, ms, bytes, bytes / (ms * 1e-3) / 1e12};
 }
@@ -403,13 +409,15 @@ constexpr const char* kUsage =
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
-    "                         [--prefill-chunks 256,512] [--attention-pdl]\n"
+    "                         [--prefill-chunks 256,512] [--attention-pdl] [--launches N]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
     "  --sampling    a sampled step's draw per --batches: the host sampler against the device's\n"
     "  --attention-pdl  the decode attention table's two kernels (split pass, merge) launched with\n"
     "                programmatic dependent launch, as the engine's decode steps launch them\n"
+    "  --launches N  the decode attention table's launches per timed run, back to back (default 10;\n"
+    "                1: each run also holds the host's enqueue of its first kernel, 4-14 us, as before stop 35)\n"
     "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"
     "                (ncu --profile-from-start off; scripts/device/step-profile)\n"
     "Medians of --reps timed runs after warm-up (CUDA events). Header of tests/bench/cuda_decode_bench.cpp: details.\n";
@@ -429,7 +437,7 @@ int main(int argc, char** argv) try {
   std::vector<bool> graph_modes = {true};
   std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
-  int decode_ctx = 4096, reps = 20, splits = 0;
+  int decode_ctx = 4096, reps = 20, splits = 0, launches = 10;
   bool ncu_step = false, sampling = false, attention_pdl = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -494,6 +502,7 @@ int main(int argc, char** argv) try {
       }
     } else if (a == "--decode-context") decode_ctx = integer(next());
     else if (a == "--reps") reps = integer(next());
+    else if (a == "--launches") launches = integer(next());
     else if (a == "--profile") profile_steps = true;
     else if (a == "--splits") splits = integer(next());
     else if (a == "--ncu-step") ncu_step = true;
@@ -518,13 +527,14 @@ int main(int argc, char** argv) try {
     }
     else throw kvgate::Error("unknown option " + a + " (--help lists them)");
   }
-  if (reps < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 || std::count(contexts.begin(), contexts.end(), 0) > 0)
-    throw kvgate::Error("--reps, --decode-context, --batches and --contexts take values of at least 1");
+  if (reps < 1 || launches < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 || std::count(contexts.begin(), contexts.end(), 0) > 0)
+    throw kvgate::Error("--reps, --launches, --decode-context, --batches and --contexts take values of at least 1");
   std::printf("device: %s\n", kk::cuda_describe().c_str());
   const double bw = copy_bandwidth(reps);
   std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
 
-  std::printf("decode attention: heads q/8 (32/8: Qwen3-8B), d 128, 131072 cached tokens per launch, one query per sequence\n");
+  std::printf("decode attention: heads q/8 (32/8: Qwen3-8B), d 128, 131072 cached tokens per launch, one query per sequence,\n"
+              "%d launches back to back per timed run\n", launches);
   std::printf("%-22s %-11s %5s %8s %6s %10s %12s %9s %8s\n", "format", "kernel", "heads", "context", "batch", "time_us",
               "bytes_MB", "TB/s", "of_copy");
   const int total = 131072;
@@ -535,7 +545,7 @@ int main(int argc, char** argv) try {
                                         : kn == "generic" ? kc::DecodeKernel::kGeneric
                                                           : kc::DecodeKernel::kTensorCore;
         for (int ctx : contexts) {
-          const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel, heads, attention_pdl);
+          const AttnResult r = bench_attention(f, ctx, total, reps, 0, kernel, heads, attention_pdl, launches);
           if (r.ms < 0) break;  // the tensor-core kernel does not take this format
           std::printf("%-22s %-11s %2d/%-2d %8d %6d %10.1f %12.1f %9.3f %7.1f%%\n", f.c_str(), kn.c_str(), heads, 8, ctx,
                       std::max(1, total / ctx), r.ms * 1e3, r.bytes / 1e6, r.tbps, 100.0 * r.tbps * 1e12 / bw);
