@@ -2,7 +2,7 @@
 // (METHOD.md): a large device-to-device copy gives the bandwidth (bytes read + written / time).
 //
 //   attention   paged decode attention per KV format at 8K/32K/128K tokens per sequence, Qwen3-8B
-//               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes
+//               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes (--tokens N: N / ctx)
 //               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth, on
 //               the tensor-core kernel (where it takes the format) and the CUDA-core kernel
 //               (--decode-kernels tensor_core,cuda_core; generic: the kernel shapes outside the decode
@@ -409,7 +409,7 @@ constexpr const char* kUsage =
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
-    "                         [--prefill-chunks 256,512] [--attention-pdl] [--launches N]\n"
+    "                         [--prefill-chunks 256,512] [--attention-pdl] [--launches N] [--tokens N]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
@@ -418,6 +418,8 @@ constexpr const char* kUsage =
     "                programmatic dependent launch, as the engine's decode steps launch them\n"
     "  --launches N  the decode attention table's launches per timed run, back to back (default 10;\n"
     "                1: each run also holds the host's enqueue of its first kernel, 4-14 us, as before stop 35)\n"
+    "  --tokens N    the decode attention table's cached tokens per launch (default 131072; batch = N / context):\n"
+    "                time against bytes at two sizes separates a launch's fixed cost from its streaming rate\n"
     "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"
     "                (ncu --profile-from-start off; scripts/device/step-profile)\n"
     "Medians of --reps timed runs after warm-up (CUDA events). Header of tests/bench/cuda_decode_bench.cpp: details.\n";
@@ -437,7 +439,7 @@ int main(int argc, char** argv) try {
   std::vector<bool> graph_modes = {true};
   std::vector<std::string> gemv_modes = {"off", "on"};
   std::vector<int> batches = {1, 32};
-  int decode_ctx = 4096, reps = 20, splits = 0, launches = 10;
+  int decode_ctx = 4096, reps = 20, splits = 0, launches = 10, total = 131072;
   bool ncu_step = false, sampling = false, attention_pdl = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -503,6 +505,7 @@ int main(int argc, char** argv) try {
     } else if (a == "--decode-context") decode_ctx = integer(next());
     else if (a == "--reps") reps = integer(next());
     else if (a == "--launches") launches = integer(next());
+    else if (a == "--tokens") total = integer(next());
     else if (a == "--profile") profile_steps = true;
     else if (a == "--splits") splits = integer(next());
     else if (a == "--ncu-step") ncu_step = true;
@@ -527,17 +530,16 @@ int main(int argc, char** argv) try {
     }
     else throw kvgate::Error("unknown option " + a + " (--help lists them)");
   }
-  if (reps < 1 || launches < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 || std::count(contexts.begin(), contexts.end(), 0) > 0)
-    throw kvgate::Error("--reps, --launches, --decode-context, --batches and --contexts take values of at least 1");
+  if (reps < 1 || launches < 1 || total < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 || std::count(contexts.begin(), contexts.end(), 0) > 0)
+    throw kvgate::Error("--reps, --launches, --tokens, --decode-context, --batches and --contexts take values of at least 1");
   std::printf("device: %s\n", kk::cuda_describe().c_str());
   const double bw = copy_bandwidth(reps);
   std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
 
-  std::printf("decode attention: heads q/8 (32/8: Qwen3-8B), d 128, 131072 cached tokens per launch, one query per sequence,\n"
-              "%d launches back to back per timed run\n", launches);
+  std::printf("decode attention: heads q/8 (32/8: Qwen3-8B), d 128, %d cached tokens per launch, one query per sequence,\n"
+              "%d launches back to back per timed run\n", total, launches);
   std::printf("%-22s %-11s %5s %8s %6s %10s %12s %9s %8s\n", "format", "kernel", "heads", "context", "batch", "time_us",
               "bytes_MB", "TB/s", "of_copy");
-  const int total = 131072;
   for (int heads : attention_heads)
     for (const auto& f : formats)
       for (const std::string& kn : decode_kernels) {
