@@ -2,7 +2,7 @@
 """Block timelines of the decode attention kernels (stop 35).
 
   decode_timeline.py patch OUT.cu [SRC.cu]   instrumented copy of kernels/paged_attention_decode.cu
-  decode_timeline.py summarize TIMES [RAW]   per launch shape: medians over its launches
+  decode_timeline.py summarize TIMES         per launch shape: medians over its launches
 
 The patched file records, per block of decode_tc_kernel / decode_kernel, %smid and %globaltimer at
 entry, when its first page landed (tensor-core kernel), at the end of its page loop and at exit, and
@@ -121,7 +121,7 @@ def patch(out, src):
     Path(out).write_text(s)
 
 
-def summarize(path, raw_out=None):
+def summarize(path):
     launches, cur = [], None
     for line in open(path):
         p = line.split()
@@ -135,16 +135,15 @@ def summarize(path, raw_out=None):
     us = lambda x: x / 1000.0
     groups = collections.OrderedDict()
     for L in launches:
-        f, nb, nc, sp, nt, mc = L['hdr']
+        f, nb, _, sp, _, mc = L['hdr']
         B = [b for b in L['B'] if b[1] >= 0 and b[4] >= 0]
         C = [c for c in L['C'] if c[1] >= 0]
         ends = sorted(b[4] for b in B)
         first = [b[2] - b[1] for b in B if b[2] >= 0]
         loop = [b[3] - b[2] for b in B if b[2] >= 0]
         per_sm = collections.defaultdict(list)  # the SM's blocks in dispatch (index) order
-        for i, b in enumerate(L['B']):
-            if b[1] >= 0 and b[4] >= 0:
-                per_sm[b[0]].append(b[4] - b[1])
+        for b in B:
+            per_sm[b[0]].append(b[4] - b[1])
         rank = collections.defaultdict(list)
         for durs in per_sm.values():
             for r, d in enumerate(durs):
