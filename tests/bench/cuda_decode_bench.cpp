@@ -2,8 +2,8 @@
 // (METHOD.md): a large device-to-device copy gives the bandwidth (bytes read + written / time).
 //
 //   attention   paged decode attention per KV format at 8K/32K/128K tokens per sequence, Qwen3-8B
-//               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes (--tokens N: N / ctx)
-//               (far past the 60 MB L2): stored bytes read / time, and that over copy bandwidth, on
+//               heads (32 q / 8 kv, d 128), batch = 128K / ctx so every size streams the same bytes
+//               (far past the 60 MB L2; --tokens N: N / ctx): stored bytes read / time, and that over copy bandwidth, on
 //               the tensor-core kernel (where it takes the format) and the CUDA-core kernel
 //               (--decode-kernels tensor_core,cuda_core; generic: the kernel shapes outside the decode
 //               path run), for --heads 32 (GQA 4, default) and e.g. 64 (Qwen3-32B's GQA 8); the
@@ -530,7 +530,8 @@ int main(int argc, char** argv) try {
     }
     else throw kvgate::Error("unknown option " + a + " (--help lists them)");
   }
-  if (reps < 1 || launches < 1 || total < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 || std::count(contexts.begin(), contexts.end(), 0) > 0)
+  if (reps < 1 || launches < 1 || total < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 ||
+      std::count(contexts.begin(), contexts.end(), 0) > 0)
     throw kvgate::Error("--reps, --launches, --tokens, --decode-context, --batches and --contexts take values of at least 1");
   std::printf("device: %s\n", kk::cuda_describe().c_str());
   const double bw = copy_bandwidth(reps);
