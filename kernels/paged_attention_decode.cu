@@ -425,10 +425,8 @@ __device__ __forceinline__ void merge_partial(float& mx, float& sum, float4& num
   const float nm = fmaxf(mx, ms);
   const float wo = mx == -INFINITY ? 0.0f : expf(mx - nm), wn = expf(ms - nm);
   sum = sum * wo + ls * wn;
-  num.x = (wo != 0.0f ? num.x * wo : 0.0f) + (wn != 0.0f ? x.x * wn : 0.0f);
-  num.y = (wo != 0.0f ? num.y * wo : 0.0f) + (wn != 0.0f ? x.y * wn : 0.0f);
-  num.z = (wo != 0.0f ? num.z * wo : 0.0f) + (wn != 0.0f ? x.z * wn : 0.0f);
-  num.w = (wo != 0.0f ? num.w * wo : 0.0f) + (wn != 0.0f ? x.w * wn : 0.0f);
+  const auto mix = [&](float n, float xv) { return (wo != 0.0f ? n * wo : 0.0f) + (wn != 0.0f ? xv * wn : 0.0f); };
+  num = make_float4(mix(num.x, x.x), mix(num.y, x.y), mix(num.z, x.z), mix(num.w, x.w));
   mx = nm;
 }
 
@@ -439,7 +437,8 @@ __device__ __forceinline__ void merge_partial(float& mx, float& sum, float4& num
 // slices merge in order through shared memory. Until stop 35 a warp took every split of its vector
 // in two passes, 8 splits' loads at a time: 3.0-3.5 us a launch at 8K/32K tokens, 6.6 us at 128K and
 // batch 1 (49 splits, 8 blocks); now 2.4-2.8 and 4.7-4.9 us (block timelines, decode_timeline.py).
-// The order of the sums is fixed: the result does not depend on which block ran when.
+// The order of the sums is fixed: the result does not depend on which block ran when. Every thread
+// of the block calls it (one barrier inside).
 __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0, int nq, int splits) {
   __shared__ float4 snum[kMergeSlices][kNQ][kD / 4];
   __shared__ float sml[kMergeSlices][kNQ][2];

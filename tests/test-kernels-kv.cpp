@@ -762,6 +762,13 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       pc->spread = true;
       cases.push_back(std::move(pc));
     }
+  // The split merge past one round of loads (decode_combine_kernel: 16 splits a slice, 64 a block):
+  // 79 pages in 79 splits, so each slice takes two rounds, on each decode kernel.
+  for (const char* kernel : {"tensor_core", "cuda_core"}) {
+    auto pc = std::make_unique<PagedAttentionCase>("fp8_e4m3", json::object(), 1, 5000, 1, 8, 2, 128, 0, 80);
+    pc->decode = kernel;
+    cases.push_back(std::move(pc));
+  }
   // The tensor-core prefill path (paged_attention_prefill.cu: tiles of >= 2 rows, head_dim 64/128,
   // every format but fp32) for every format: GQA 4 with partial tiles over three ragged sequences
   // (a block's 4 tiles span two sequences), GQA 2 with head_dim 64, GQA 8 with a window and 3
