@@ -490,7 +490,11 @@ __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0
 // applied, stored to the workspace for the split merge (decode_combine_kernel). Merging in the
 // last block of each split group instead (a threadfence reduction) saved one launch, 3 µs a layer
 // at batch 1, but its code alone, never executed, made the CUDA-core kernel 25% slower at 32K
-// tokens (bf16 188 against 150 µs, the same machine): not kept.
+// tokens (bf16 188 against 150 µs, the same machine): not kept. Stop 36 tried it in both kernels (a
+// counter per split group, the last block merging with its 4 warps): present but not executed, it
+// again made the CUDA-core bf16 kernel ~25% slower (174-184 against 140-144 µs) and the tensor-core
+// 8-bit formats 6-10% slower (ptxas schedules the same page loop differently); executed, it gained
+// ~1 µs a launch at 8K/32K and lost 4-5 µs at 128K (8 blocks merging 49 splits each): not kept.
 template <Fmt F>
 __device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a, const BlockWork& w, float* wacc) {
   float* wm = wacc + kWarps * kNQ * kD;
@@ -751,7 +755,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
 // per-token V scale vs enters P as p * vs / sref, sref a power of two >= the scales so far (below).
 //
 // Fragments (g = lane / 4, c = lane % 4): for S, lane (g, c) holds token g of an n-tile as B,
-// dimensions 32c .. 32c + 31 (k-step ks: k_dim(c, ks) + 0..3, the permutation Q's A fragment uses);
+// dimensions 32c .. 32c + 31 (k-step ks: k_dim(c, ks) + 0..3 (int4_per_token_head: + 0, 1, 4, 5), the
+// permutation Q's A fragment uses);
 // S's accumulator layout is P's A fragment (tokens 2c, 2c + 1, 2c + 8, 2c + 9 of the warp's 16);
 // for P V, lane (g, c) holds those tokens at dimensions 16g .. 16g + 15 (n-tile j: dimension 16g + j).
 //
@@ -925,11 +930,22 @@ template <Fmt F>
 __device__ __forceinline__ float ggml_scale(const std::uint8_t* row, int b) {
   return half_at(row + ggml_block_bytes<F>() * b);
 }
+// (x & m) | C in one LOP3, m in a register. Written in C++, ptxas emits two (an AND, then an OR: a
+// LOP3 takes one immediate), and the 4-bit formats' nibble decoding is mostly these. Stop 36: LOP3
+// was 25% of int4_per_token_head's executed instructions (Nsight Compute, 165 a warp a page); with
+// this, 44.5 M -> 40.3 M instructions a 32K launch, int4_per_token_head 94-95 -> 88 us, q4_0 102 ->
+// 98.5, turboquant_k8v4 87.5 -> 84.5 (the same call).
+template <std::uint32_t C>
+__device__ __forceinline__ std::uint32_t and_or(std::uint32_t x, std::uint32_t m) {
+  std::uint32_t r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(x), "r"(m), "n"(C));  // 0xEA: (a & b) | c
+  return r;
+}
 // q4_0: the nibbles `mask` picks (0x000F000F: low ones, 0x00F000F0: high ones) of bytes 0 and 2 of x as
 // an fp16 pair of their codes - 8: 1024 + code (or 1024 + 16 code) is exact, then one fma (x 1 or
 // 1/16, - 1032 or - 72), exact in fp16.
 __device__ __forceinline__ std::uint32_t q4_pair(std::uint32_t x, std::uint32_t mask, __half2 mul, __half2 add) {
-  return half2_bits_op((x & mask) | 0x64006400u, 0u, [&](__half2 v, __half2) { return __hfma2(v, mul, add); });
+  return half2_bits_op(and_or<0x64006400u>(x, mask), 0u, [&](__half2 v, __half2) { return __hfma2(v, mul, add); });
 }
 __device__ __forceinline__ __half2 half2_of(unsigned short bits) { return __half2(__ushort_as_half(bits), __ushort_as_half(bits)); }
 // q4_0 nibble halves: 0 low (x 1, - 1032), 1 high (x 1/16, - 72).
@@ -938,14 +954,24 @@ __device__ __forceinline__ __half2 q4_mul(int hi) { return half2_of(hi ? 0x2C00 
 __device__ __forceinline__ __half2 q4_add(int hi) { return half2_of(hi ? 0xD480 : 0xE408); }
 // int4_per_token_head: the fp16 pair (1024 + zero) of the row's zero point, twice or of two rows.
 __device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
-  return 0x6400u | (*reinterpret_cast<const std::uint32_t*>(row + kD / 2) & 0xFu);
+  return and_or<0x6400u>(*reinterpret_cast<const std::uint32_t*>(row + kD / 2), 0xFu);
 }
-// The low nibbles of byte I of x and of y, minus the zero points zz (an fp16 pair of 1024 + zero), as
-// an fp16 pair: 1024 + code is exact (the code is the low mantissa bits).
-template <int I>
-__device__ __forceinline__ std::uint32_t nibble2_f16x2(std::uint32_t x4, std::uint32_t y4, std::uint32_t zz) {
-  return hsub2_bits((__byte_perm(x4, y4, I | ((4 + I) << 8)) & 0x000F000Fu) | 0x64006400u, zz);
+// The nibbles of bytes 0 and 2 of x minus the zero points, as an fp16 pair. Low nibbles: 1024 + code
+// minus zz, the pair 1024 + zero. High nibbles: (1024 + 16 code) / 16 - (64 + zero) in one fma, its
+// addend zn the pair -(64 + zero) (zn16). Both exact: the code is mantissa bits, the result a small
+// integer. Two instructions a pair: the high nibbles need no shift (as q4_pair). Stop 36, against a
+// byte permute of x and x >> 4, a mask and a subtraction a pair: int4_per_token_head 93.8-94.7 us
+// against 101.8-102.7 at 8K-128K, turboquant_k8v4 (its values) 86.4-88.0 against 90.9-91.6 at 8K/32K.
+__device__ __forceinline__ std::uint32_t nib_lo_f16x2(std::uint32_t x, std::uint32_t zz) {
+  return hsub2_bits(and_or<0x64006400u>(x, 0x000F000Fu), zz);
 }
+__device__ __forceinline__ std::uint32_t nib_hi_f16x2(std::uint32_t x, std::uint32_t zn) {
+  return half2_bits_op(and_or<0x64006400u>(x, 0x00F000F0u), zn, [](__half2 v, __half2 add) {
+    return __hfma2(v, half2_of(0x2C00), add);  // x 1/16
+  });
+}
+// zn for nib_hi_f16x2 from zz: -(64 + zero) is 0xD400 | zero << 4 in fp16.
+__device__ __forceinline__ std::uint32_t zn16(std::uint32_t zz) { return and_or<0xD400D400u>(zz << 4, 0x00F000F0u); }
 
 // The 16-byte chunk of a K row that lane c's k-steps 2i and 2i + 1 read: 16-bit formats rotate the
 // chunks of a lane (bank groups), 8-bit ones do not. A chunk holds 8 (16-bit) or 16 (fp8) dimensions.
@@ -959,7 +985,17 @@ template <Fmt F>
 __device__ __forceinline__ int k_dim(int c, int ks) {
   if constexpr (F == Fmt::kBf16 || F == Fmt::kF16) return 8 * k_chunk<F>(c, ks >> 1) + 4 * (ks & 1);
   else if constexpr (ggml_format(F)) return 32 * (ks >> 1) + 4 * c + 16 * (ks & 1);
+  else if constexpr (F == Fmt::kInt4Pth) return 32 * c + 8 * (ks >> 1) + 2 * (ks & 1);
   else return 16 * k_chunk<F>(c, ks >> 2) + 4 * (ks & 3);
+}
+// The dimensions (k_dim + offset) of a k-step's two K pairs: pair 0 offsets 0 and 1, pair 1 2 and 3,
+// except q4_0 ((0, 2), (1, 3)) and int4_per_token_head ((0, 4), (1, 5)), whose pairs come from
+// masking a word's nibbles in place.
+template <Fmt F>
+__device__ __forceinline__ int k_pair_offset(int i) {
+  if constexpr (F == Fmt::kQ4_0) return (i & 1) * 2 + (i >> 1);
+  else if constexpr (F == Fmt::kInt4Pth) return (i & 1) * 4 + (i >> 1);
+  else return i;
 }
 // The dimension of the P V accumulator's n-tile j, column n (the V fragments' layout, above).
 template <Fmt F>
@@ -969,8 +1005,8 @@ __device__ __forceinline__ int out_dim(int j, int n) {
   else return 16 * n + j;
 }
 
-// K's B fragments of token row r for lane c: kb[ks] = dimensions k_dim(c, ks) + (0, 1), (2, 3)
-// (q4_0: + (0, 2), (1, 3)).
+// K's B fragments of token row r for lane c: kb[ks] = dimensions k_dim(c, ks) + k_pair_offset (0, 1),
+// (2, 3) (q4_0: (0, 2), (1, 3); int4_per_token_head: (0, 4), (1, 5)).
 template <Fmt F>
 __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int c, std::uint32_t (&kb)[8][2]) {
   const std::uint8_t* row = rows + r * Traits<F>::kKBytes;
@@ -981,15 +1017,16 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
       kb[2 * i][0] = v.x, kb[2 * i][1] = v.y, kb[2 * i + 1][0] = v.z, kb[2 * i + 1][1] = v.w;
     }
   } else if constexpr (F == Fmt::kInt4Pth) {  // word 4c + i: dimensions 32c + 8i .. + 7, nibble e = dimension
-                                              // + e; k-step ks = 2i + b / 2 takes byte b (2-way conflicts)
-    const std::uint32_t zz = zero_f16(row) * 0x10001u;
+                                              // + e; k-step 2i + m takes nibbles (2m, 2m + 4) and (2m + 1,
+                                              // 2m + 5) (k_pair_offset; 2-way conflicts)
+    const std::uint32_t zz = zero_f16(row) * 0x10001u, zn = zn16(zz);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const std::uint32_t u = *reinterpret_cast<const std::uint32_t*>(row + 16 * c + 4 * i), u4 = u >> 4;
-      kb[2 * i][0] = nibble2_f16x2<0>(u, u4, zz);
-      kb[2 * i][1] = nibble2_f16x2<1>(u, u4, zz);
-      kb[2 * i + 1][0] = nibble2_f16x2<2>(u, u4, zz);
-      kb[2 * i + 1][1] = nibble2_f16x2<3>(u, u4, zz);
+      const std::uint32_t u = *reinterpret_cast<const std::uint32_t*>(row + 16 * c + 4 * i), u8 = u >> 8;
+      kb[2 * i][0] = nib_lo_f16x2(u, zz);
+      kb[2 * i][1] = nib_hi_f16x2(u, zn);
+      kb[2 * i + 1][0] = nib_lo_f16x2(u8, zz);
+      kb[2 * i + 1][1] = nib_hi_f16x2(u8, zn);
     }
   } else if constexpr (F == Fmt::kQ8_0) {  // k-step ks: word c + 4 (ks & 1) of block ks / 2
 #pragma unroll
@@ -1075,11 +1112,13 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
       const std::uint8_t* ra = rows + t[2 * p] * T::kVBytes;
       const std::uint32_t zz = F == Fmt::kTqK8V4 ? 0x64086408u  // code - 8 (see lmin)
                                                  : zero_f16(ra) | (zero_f16(ra + T::kVBytes) << 16);
-      const std::uint32_t a = v[2 * p], b = v[2 * p + 1], a4 = a >> 4, b4 = b >> 4;  // byte i: dimensions 2i, 2i + 1
-      vb[0][p] = nibble2_f16x2<0>(a, b, zz), vb[1][p] = nibble2_f16x2<0>(a4, b4, zz);
-      vb[2][p] = nibble2_f16x2<1>(a, b, zz), vb[3][p] = nibble2_f16x2<1>(a4, b4, zz);
-      vb[4][p] = nibble2_f16x2<2>(a, b, zz), vb[5][p] = nibble2_f16x2<2>(a4, b4, zz);
-      vb[6][p] = nibble2_f16x2<3>(a, b, zz), vb[7][p] = nibble2_f16x2<3>(a4, b4, zz);
+      const std::uint32_t zn = zn16(zz), a = v[2 * p], b = v[2 * p + 1];  // byte i: dimensions 2i, 2i + 1
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const std::uint32_t x = __byte_perm(a, b, i | ((4 + i) << 8));  // byte i of a, of b: bytes 0 and 2
+        vb[2 * i][p] = nib_lo_f16x2(x, zz);
+        vb[2 * i + 1][p] = nib_hi_f16x2(x, zn);
+      }
     }
   } else if constexpr (F == Fmt::kNvfp4) {  // the token's word 2g + h (dimensions 16g + 8h + 0..7, block g)
     std::uint32_t v[4];
@@ -1246,10 +1285,9 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
 #pragma unroll
   for (int ks = 0; ks < 8; ++ks) {
     const float* x = &q_raw[q][k_dim<F>(c4, ks)];
-    constexpr int kOdd = F == Fmt::kQ4_0 ? 2 : 1;  // q4_0's K pairs hold dimensions (0, 2) and (1, 3)
     std::uint32_t t01[3], t23[3];
-    terms3<kBf>((x[0] * qmul) * qs, (x[kOdd] * qmul) * qs, t01);
-    terms3<kBf>((x[3 - kOdd] * qmul) * qs, (x[3] * qmul) * qs, t23);
+    terms3<kBf>((x[k_pair_offset<F>(0)] * qmul) * qs, (x[k_pair_offset<F>(1)] * qmul) * qs, t01);
+    terms3<kBf>((x[k_pair_offset<F>(2)] * qmul) * qs, (x[k_pair_offset<F>(3)] * qmul) * qs, t23);
     qa[ks][0] = upper ? t01[2] : t01[0];
     qa[ks][1] = upper ? 0u : t01[1];
     qa[ks][2] = upper ? t23[2] : t23[0];
