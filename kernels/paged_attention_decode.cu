@@ -941,10 +941,11 @@ __device__ __forceinline__ std::uint32_t and_or(std::uint32_t x, std::uint32_t m
   asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(x), "r"(m), "n"(C));  // 0xEA: (a & b) | c
   return r;
 }
-// q4_0: the nibbles `mask` picks (0x000F000F: low ones, 0x00F000F0: high ones) of bytes 0 and 2 of x as
-// an fp16 pair of their codes - 8: 1024 + code (or 1024 + 16 code) is exact, then one fma (x 1 or
-// 1/16, - 1032 or - 72), exact in fp16.
-__device__ __forceinline__ std::uint32_t q4_pair(std::uint32_t x, std::uint32_t mask, __half2 mul, __half2 add) {
+// The nibbles `mask` picks (0x000F000F: low ones, 0x00F000F0: high ones) of bytes 0 and 2 of x as the
+// fp16 pair 1024 + code (or 1024 + 16 code: the code is mantissa bits, exact), then one fma, x mul +
+// add, exact in fp16: q4_0's codes - 8 (x 1 - 1032, x 1/16 - 72), int4_per_token_head's high nibbles
+// minus the zero point (nib_hi_f16x2).
+__device__ __forceinline__ std::uint32_t nibble_pair(std::uint32_t x, std::uint32_t mask, __half2 mul, __half2 add) {
   return half2_bits_op(and_or<0x64006400u>(x, mask), 0u, [&](__half2 v, __half2) { return __hfma2(v, mul, add); });
 }
 __device__ __forceinline__ __half2 half2_of(unsigned short bits) { return __half2(__ushort_as_half(bits), __ushort_as_half(bits)); }
@@ -959,19 +960,22 @@ __device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
 // The nibbles of bytes 0 and 2 of x minus the zero points, as an fp16 pair. Low nibbles: 1024 + code
 // minus zz, the pair 1024 + zero. High nibbles: (1024 + 16 code) / 16 - (64 + zero) in one fma, its
 // addend zn the pair -(64 + zero) (zn16). Both exact: the code is mantissa bits, the result a small
-// integer. Two instructions a pair: the high nibbles need no shift (as q4_pair). Stop 36, against a
+// integer. Two instructions a pair: the high nibbles need no shift (as q4_0's). Stop 36, against a
 // byte permute of x and x >> 4, a mask and a subtraction a pair: int4_per_token_head 93.8-94.7 us
 // against 101.8-102.7 at 8K-128K, turboquant_k8v4 (its values) 86.4-88.0 against 90.9-91.6 at 8K/32K.
 __device__ __forceinline__ std::uint32_t nib_lo_f16x2(std::uint32_t x, std::uint32_t zz) {
   return hsub2_bits(and_or<0x64006400u>(x, 0x000F000Fu), zz);
 }
-__device__ __forceinline__ std::uint32_t nib_hi_f16x2(std::uint32_t x, std::uint32_t zn) {
-  return half2_bits_op(and_or<0x64006400u>(x, 0x00F000F0u), zn, [](__half2 v, __half2 add) {
-    return __hfma2(v, half2_of(0x2C00), add);  // x 1/16
-  });
+__device__ __forceinline__ std::uint32_t nib_hi_f16x2(std::uint32_t x, __half2 zn) {
+  return nibble_pair(x, 0x00F000F0u, half2_of(0x2C00), zn);  // x 1/16
 }
 // zn for nib_hi_f16x2 from zz: -(64 + zero) is 0xD400 | zero << 4 in fp16.
-__device__ __forceinline__ std::uint32_t zn16(std::uint32_t zz) { return and_or<0xD400D400u>(zz << 4, 0x00F000F0u); }
+__device__ __forceinline__ __half2 zn16(std::uint32_t zz) {
+  const std::uint32_t u = and_or<0xD400D400u>(zz << 4, 0x00F000F0u);
+  __half2 h;
+  memcpy(&h, &u, 4);
+  return h;
+}
 
 // The 16-byte chunk of a K row that lane c's k-steps 2i and 2i + 1 read: 16-bit formats rotate the
 // chunks of a lane (bank groups), 8-bit ones do not. A chunk holds 8 (16-bit) or 16 (fp8) dimensions.
@@ -1019,7 +1023,8 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
   } else if constexpr (F == Fmt::kInt4Pth) {  // word 4c + i: dimensions 32c + 8i .. + 7, nibble e = dimension
                                               // + e; k-step 2i + m takes nibbles (2m, 2m + 4) and (2m + 1,
                                               // 2m + 5) (k_pair_offset; 2-way conflicts)
-    const std::uint32_t zz = zero_f16(row) * 0x10001u, zn = zn16(zz);
+    const std::uint32_t zz = zero_f16(row) * 0x10001u;
+    const __half2 zn = zn16(zz);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const std::uint32_t u = *reinterpret_cast<const std::uint32_t*>(row + 16 * c + 4 * i), u8 = u >> 8;
@@ -1038,8 +1043,8 @@ __device__ __forceinline__ void k_fragments(const std::uint8_t* rows, int r, int
       const std::uint32_t u = ggml_word<F>(row, b, c), u8 = u >> 8;
 #pragma unroll
       for (int hi = 0; hi < 2; ++hi) {
-        kb[2 * b + hi][0] = q4_pair(u, q4_mask(hi), q4_mul(hi), q4_add(hi));
-        kb[2 * b + hi][1] = q4_pair(u8, q4_mask(hi), q4_mul(hi), q4_add(hi));
+        kb[2 * b + hi][0] = nibble_pair(u, q4_mask(hi), q4_mul(hi), q4_add(hi));
+        kb[2 * b + hi][1] = nibble_pair(u8, q4_mask(hi), q4_mul(hi), q4_add(hi));
       }
     }
   } else if constexpr (F == Fmt::kNvfp4) {  // bytes 16c .. 16c + 15 (dimensions 32c .. 32c + 31: blocks 2c
@@ -1112,7 +1117,8 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
       const std::uint8_t* ra = rows + t[2 * p] * T::kVBytes;
       const std::uint32_t zz = F == Fmt::kTqK8V4 ? 0x64086408u  // code - 8 (see lmin)
                                                  : zero_f16(ra) | (zero_f16(ra + T::kVBytes) << 16);
-      const std::uint32_t zn = zn16(zz), a = v[2 * p], b = v[2 * p + 1];  // byte i: dimensions 2i, 2i + 1
+      const __half2 zn = zn16(zz);
+      const std::uint32_t a = v[2 * p], b = v[2 * p + 1];  // byte i: dimensions 2i, 2i + 1
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const std::uint32_t x = __byte_perm(a, b, i | ((4 + i) << 8));  // byte i of a, of b: bytes 0 and 2
@@ -1163,7 +1169,7 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
 #pragma unroll
       for (int p = 0; p < 2; ++p)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) vb[4 * bb + i][p] = q4_pair(__byte_perm(v[2 * p], v[2 * p + 1], i | ((4 + i) << 8)), mask, mul, add);
+        for (int i = 0; i < 4; ++i) vb[4 * bb + i][p] = nibble_pair(__byte_perm(v[2 * p], v[2 * p + 1], i | ((4 + i) << 8)), mask, mul, add);
     }
   } else {  // fp8: the token's 16 bytes at once, half h used; per-token-head rows are 4-byte aligned:
             // two words (2-way conflicts). The 128-byte rows are not swizzled since the bulk copies
