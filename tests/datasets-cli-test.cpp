@@ -14,7 +14,7 @@ using kvtest::run_kvgate;
 using nlohmann::json;
 
 namespace {
-std::string gsm8k_file(const char* name) { return kvtest::shared_dir() + "/data/gsm8k/" + name; }
+std::string gsm8k_file(const char* name) { return kvtest::data_dir() + "/gsm8k/" + name; }
 }  // namespace
 
 TEST_CASE("e2e: grade gsm8k prints both filters as JSON", "[e2e][gsm8k]") {

@@ -109,7 +109,7 @@ kvgate::Trial gsm8k_trial(json target, json params = json::object()) {
   return t;
 }
 
-std::string shared_gsm8k(const char* file) { return kvtest::shared_dir() + "/data/gsm8k/" + file; }
+std::string gsm8k_file(const char* file) { return kvtest::data_dir() + "/gsm8k/" + file; }
 
 }  // namespace
 
@@ -139,7 +139,7 @@ TEST_CASE("gsm8k: the table and every train solution agree with Python's re runn
     cases.push_back({{"response", c.response}, {"target", c.target}, {"strict_regex", kvgate::kGsm8kStrictRegex}});
   // Real number formats: every train solution, whole and with its "#### N" line cut off, and a
   // gsm8k-cot style ending; targets from a neighbouring problem as often as not.
-  const kvgate::Gsm8kFile train = kvgate::load_gsm8k(shared_gsm8k("train.jsonl"));
+  const kvgate::Gsm8kFile train = kvgate::load_gsm8k(gsm8k_file("train.jsonl"));
   for (std::size_t i = 0; i < train.problems.size(); ++i) {
     const auto& p = train.problems[i];
     const std::string& other = train.problems[(i + 1) % train.problems.size()].answer;
@@ -175,12 +175,12 @@ TEST_CASE("gsm8k: the table and every train solution agree with Python's re runn
 }
 
 TEST_CASE("gsm8k: the loader reads the official files and names bad lines", "[gsm8k][loader]") {
-  const kvgate::Gsm8kFile test = kvgate::load_gsm8k(shared_gsm8k("test.jsonl"));
+  const kvgate::Gsm8kFile test = kvgate::load_gsm8k(gsm8k_file("test.jsonl"));
   CHECK(test.problems.size() == 1319);
   CHECK(test.sha256 == kvgate::gsm8k_split("test").sha256);
   CHECK(test.problems[0].final_answer == "18");
   CHECK(test.problems[1318].index == 1318);
-  CHECK(kvgate::load_gsm8k(shared_gsm8k("train.jsonl")).sha256 == kvgate::gsm8k_split("train").sha256);
+  CHECK(kvgate::load_gsm8k(gsm8k_file("train.jsonl")).sha256 == kvgate::gsm8k_split("train").sha256);
 
   kvtest::TempDir dir;
   const std::string good = R"({"question": "q1", "answer": "a\n#### 1"})";
@@ -209,7 +209,7 @@ TEST_CASE("gsm8k: the loader reads the official files and names bad lines", "[gs
 }
 
 TEST_CASE("gsm8k: download into the cache, checked by sha256; clear errors when offline or corrupt", "[gsm8k][download]") {
-  const std::string official = kvtest::read_text(shared_gsm8k("test.jsonl"));
+  const std::string official = kvtest::read_text(gsm8k_file("test.jsonl"));
   std::atomic<int> requests{0};
   bool corrupt = false;
   kvtest::LocalServer server;
@@ -245,8 +245,8 @@ TEST_CASE("gsm8k: download into the cache, checked by sha256; clear errors when 
 }
 
 TEST_CASE("gsm8k: lm-eval prompt, 5 shots per problem, stop strings, seeded", "[gsm8k][prompts]") {
-  const kvgate::Gsm8kFile test = kvgate::load_gsm8k(shared_gsm8k("test.jsonl"));
-  const kvgate::Gsm8kFile train = kvgate::load_gsm8k(shared_gsm8k("train.jsonl"));
+  const kvgate::Gsm8kFile test = kvgate::load_gsm8k(gsm8k_file("test.jsonl"));
+  const kvgate::Gsm8kFile train = kvgate::load_gsm8k(gsm8k_file("train.jsonl"));
   const auto trials = kvgate::make_gsm8k_trials(test, train, {.seed = 3, .limit = 20});
   REQUIRE(trials.size() == 20);
   std::set<std::string> shot_sets;
@@ -283,8 +283,8 @@ TEST_CASE("gsm8k: lm-eval prompt, 5 shots per problem, stop strings, seeded", "[
 }
 
 TEST_CASE("gsm8k: gsm8k-cot shots from train, and the chat zero-shot prompt", "[gsm8k][prompts]") {
-  const kvgate::Gsm8kFile test = kvgate::load_gsm8k(shared_gsm8k("test.jsonl"));
-  const kvgate::Gsm8kFile train = kvgate::load_gsm8k(shared_gsm8k("train.jsonl"));
+  const kvgate::Gsm8kFile test = kvgate::load_gsm8k(gsm8k_file("test.jsonl"));
+  const kvgate::Gsm8kFile train = kvgate::load_gsm8k(gsm8k_file("train.jsonl"));
   kvgate::Gsm8kProblem p;
   p.answer = "He sprints 3*3=<<3*3=9>>9 times\nSo he runs 9*60=<<9*60=540>>540 meters\n#### 540";
   p.final_answer = "540";

@@ -1,5 +1,5 @@
 // Generated MRCR trials at exact lengths with the real Qwen3 tokenizer and chat template
-// (../shared/data/tokenizers/qwen3), and the official bins counted with it.
+// (tests/data/tokenizers/qwen3), and the official bins counted with it.
 #include <nlohmann/json.hpp>
 
 #include "catch_compat.hpp"
@@ -13,7 +13,7 @@ namespace mrcr = kvgate::mrcr;
 namespace {
 const kvgate::TokenCounter& qwen3() {
   static const std::unique_ptr<kvgate::TokenCounter> tc =
-      kvgate::make_hf_token_counter(kvtest::shared_dir() + "/data/tokenizers/qwen3/tokenizer.json");
+      kvgate::make_hf_token_counter(kvtest::data_dir() + "/tokenizers/qwen3/tokenizer.json");
   return *tc;
 }
 }  // namespace

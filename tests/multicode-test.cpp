@@ -95,7 +95,7 @@ TEST_CASE("multicode: 64 lines at their offsets, one base name, four distinct co
 }
 
 TEST_CASE("multicode: with the Qwen3 tokenizer every trial is within 0.5% and never above", "[multicode][qwen3]") {
-  const auto qwen3 = kvgate::make_hf_token_counter(kvtest::shared_dir() + "/data/tokenizers/qwen3/tokenizer.json");
+  const auto qwen3 = kvgate::make_hf_token_counter(kvtest::data_dir() + "/tokenizers/qwen3/tokenizer.json");
   MulticodeOptions o{.seed = 8, .lengths = {4096, 32768}, .per_bucket = 3};
   for (const Trial& t : kvgate::multicode::generate_multicode(o, *qwen3)) {
     INFO(t.id);

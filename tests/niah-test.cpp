@@ -104,7 +104,7 @@ TEST_CASE("niah: an exact counter that is not proportional to bytes is met in a 
 }
 
 TEST_CASE("niah: with the Qwen3 tokenizer every trial is within 0.5% and never above, chat template included", "[niah][qwen3]") {
-  const auto qwen3 = kvgate::make_hf_token_counter(kvtest::shared_dir() + "/data/tokenizers/qwen3/tokenizer.json");
+  const auto qwen3 = kvgate::make_hf_token_counter(kvtest::data_dir() + "/tokenizers/qwen3/tokenizer.json");
   for (auto api : {kvgate::InputApi::chat, kvgate::InputApi::completions}) {
     NiahOptions o{.seed = 21, .lengths = {1024, 4096, 32768}, .per_bucket = 4, .depths = {0, 33, 67, 100}, .api = api};
     const auto trials = kvgate::niah::generate_niah(o, *qwen3);

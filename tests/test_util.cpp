@@ -66,9 +66,6 @@ CommandResult run_kvgate(const std::vector<std::string>& args) {
   return r;
 }
 
-std::string shared_dir() {
-  const char* env = std::getenv("KVGATE_SHARED");
-  return env && *env ? env : "../shared";
-}
+std::string data_dir() { return "tests/data"; }
 
 }  // namespace kvtest

@@ -29,7 +29,7 @@ struct CommandResult {
 };
 // Runs the built kvgate with `args` (no shell), capturing stdout and stderr.
 CommandResult run_kvgate(const std::vector<std::string>& args);
-// The path of ../shared (test data) from the repository root, where ctest runs the tests.
-std::string shared_dir();
+// The repository's test data folder (tests/data), relative to the repository root where ctest runs the tests.
+std::string data_dir();
 
 }  // namespace kvtest

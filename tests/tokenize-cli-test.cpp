@@ -11,7 +11,7 @@ using kvtest::run_kvgate;
 using nlohmann::json;
 
 namespace {
-std::string qwen3() { return kvtest::shared_dir() + "/data/tokenizers/qwen3/tokenizer.json"; }
+std::string qwen3() { return kvtest::data_dir() + "/tokenizers/qwen3/tokenizer.json"; }
 }  // namespace
 
 TEST_CASE("tokenize: TEXT gives ids as JSON, --count the number", "[tokenize]") {

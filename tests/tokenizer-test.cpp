@@ -21,7 +21,7 @@ using kvtest::contains;
 using nlohmann::json;
 
 namespace {
-std::string qwen3_dir() { return kvtest::shared_dir() + "/data/tokenizers/qwen3"; }
+std::string qwen3_dir() { return kvtest::data_dir() + "/tokenizers/qwen3"; }
 
 const Tokenizer& qwen3() {
   static const Tokenizer t = Tokenizer::load(qwen3_dir() + "/tokenizer.json");

@@ -38,8 +38,8 @@ def fnv1a(h, ids):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build", help="CMake build folder holding tests/tokenizer_bench")
-    ap.add_argument("--tokenizer", default="../shared/data/tokenizers/qwen3/tokenizer.json")
-    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--tokenizer", default="tests/data/tokenizers/qwen3/tokenizer.json")
+    ap.add_argument("--data", default="tests/data")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
 

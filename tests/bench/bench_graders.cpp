@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   std::printf("edit distance, 8000 x 8000 chars: bit-parallel %.2f ms, textbook DP %.1f ms: %.0fx faster (distances %zu = %zu)\n",
               fast * 1e3, slow * 1e3, slow / fast, d1, d2);
 
-  const std::string path = argc > 1 ? argv[1] : "../shared/data/gsm8k/train.jsonl";
+  const std::string path = argc > 1 ? argv[1] : "tests/data/gsm8k/train.jsonl";
   const kvgate::Gsm8kFile train = kvgate::load_gsm8k(path);
   std::size_t correct = 0;
   const double cached = seconds_of([&] {

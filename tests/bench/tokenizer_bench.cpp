@@ -26,7 +26,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 // GSM8K problems as documents: question, newline, answer.
 std::vector<std::string> gsm8k_docs(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path + ": pass --data DIR (the shared data folder)");
+  if (!in) throw std::runtime_error("cannot read " + path + ": pass --data DIR (a folder holding gsm8k/, e.g. tests/data)");
   std::vector<std::string> docs;
   std::string line;
   while (std::getline(in, line)) {
@@ -61,7 +61,7 @@ void fnv1a(std::uint64_t& h, const std::vector<std::int32_t>& ids) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string tokenizer_path = "../shared/data/tokenizers/qwen3/tokenizer.json", data = "../shared/data", write_dir;
+  std::string tokenizer_path = "tests/data/tokenizers/qwen3/tokenizer.json", data = "tests/data", write_dir;
   int repeats = 5;
   bool json_out = false;
   for (int i = 1; i < argc; ++i) {

@@ -16,7 +16,7 @@ from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-QWEN3 = os.path.join(HERE, "..", "..", "..", "..", "shared", "data", "tokenizers", "qwen3", "tokenizer_config.json")
+QWEN3 = os.path.join(HERE, "..", "tokenizers", "qwen3", "tokenizer_config.json")
 NOW = 1700000000  # strftime_now() renders this instant (UTC); the C++ side passes now_unix_seconds
 
 

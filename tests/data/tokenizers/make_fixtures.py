@@ -14,7 +14,7 @@ import os
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(HERE, "..", "..", "..", "..", "shared", "data")
+DATA = os.path.join(HERE, "..")  # tests/data: the GSM8K and Qwen3 copies
 
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
                   r"|\s+(?!\S)|\s+")
@@ -22,7 +22,7 @@ LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{
 
 def training_text():
     lines = []
-    with open(os.path.join(SHARED, "gsm8k", "train.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(DATA, "gsm8k", "train.jsonl"), encoding="utf-8") as f:
         for i, line in enumerate(f):
             if i >= 1500:
                 break
@@ -34,7 +34,7 @@ def training_text():
 
 def texts():
     out = []
-    with open(os.path.join(SHARED, "tokenizers", "qwen3", "golden.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(DATA, "tokenizers", "qwen3", "golden.jsonl"), encoding="utf-8") as f:
         for i, line in enumerate(f):
             if i % 10 == 0:
                 out.append(json.loads(line)["text"])
