@@ -92,7 +92,9 @@ void verdict_banner(Markup& m, const Comparison& c) {
   m.element("p",
             "Gate: PASS when the one-sided " + fixed(100 * (1 - c.options.alpha), 1) +
                 "% lower bound of candidate / baseline is above the margin " + fixed(c.options.margin, 3) +
-                " on every task; FAIL when a task's upper bound is below it (or its error rate or a check fails).",
+                " on every task; FAIL when a task's upper bound is below it (or its error rate or a check fails). Bounds: Tang's "
+                "score bound for one bucket of 0/1 trials, else the stratified score bound (buckets, repeats, clusters, fractional "
+                "scores).",
             {{"class", "note"}});
   m.open("ul");
   for (const TaskAcrossPairs& ta : gated_tasks(c))

@@ -165,7 +165,8 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
     for (const std::string& w : c.warnings) out << "- " << md(w) << "\n";
   }
   out << "\n<sub>kvgate " << version() << " \u00b7 ratio = candidate / baseline of "
-      << "the gated metric (AUC over context lengths, else the mean score) \u00b7 lower/upper: one-sided bounds \u00b7 McNemar p "
+      << "the gated metric (AUC over context lengths, else the mean score) \u00b7 lower/upper: one-sided score bounds "
+      << "(tang: one bucket of 0/1 trials; stratified_score: buckets, repeats, clusters, fractional scores) \u00b7 McNemar p "
       << "two-sided exact \u00b7 Holm p: one-sided per-bucket regression, adjusted \u00b7 generated " << md(generated_at(ctx))
       << "</sub>\n";
   return out.str();

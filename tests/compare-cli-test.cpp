@@ -108,7 +108,7 @@ TEST_CASE("compare e2e: NIAH length buckets gate on the AUC; the axis is an opti
   const json lin = json::parse(kvtest::read_text(tmp.file("lin")));
   const json& fp8 = lin["pairs"][0]["tasks"][0];
   CHECK(fp8["metric"] == "auc");
-  CHECK(fp8["ratio"]["method"] == "fieller");
+  CHECK(fp8["ratio"]["method"] == "stratified_score");
   CHECK(fp8["verdict"] == "PASS");
   CHECK(fp8["auc"]["axis"] == "linear");
   CHECK(fp8["buckets"].size() == 4);
@@ -121,7 +121,7 @@ TEST_CASE("compare e2e: NIAH length buckets gate on the AUC; the axis is an opti
   CHECK(log["pairs"][0]["tasks"][0]["auc"]["weights"][0].get<double>() == Approx(1.0 / 6));
 }
 
-TEST_CASE("compare e2e: MRCR fractional scores with repeats and clusters use Fieller", "[compare][e2e]") {
+TEST_CASE("compare e2e: MRCR fractional scores with repeats and clusters use the stratified score bound", "[compare][e2e]") {
   kvtest::TempDir tmp;
   auto r = run_kvgate({"compare", kFix + "mrcr/base", kFix + "mrcr/cand", "--json", tmp.file("j"), "--json-trials"});
   CHECK(r.exit_code == 3);
@@ -130,9 +130,10 @@ TEST_CASE("compare e2e: MRCR fractional scores with repeats and clusters use Fie
   CHECK(t["max_repeats"] == 3);
   CHECK(t["cluster_field"] == true);
   CHECK(t["clusters"] == 30);
-  CHECK(t["ratio"]["method"] == "fieller");
+  CHECK(t["ratio"]["method"] == "stratified_score");
   CHECK(t["trial_pairs"].size() == 60);
-  CHECK(t["cross_checks"].size() == 2);  // wald_log, bootstrap
+  REQUIRE(t["cross_checks"].size() == 3);  // fieller, wald_log, bootstrap
+  CHECK(t["cross_checks"][0]["method"] == "fieller");
 }
 
 TEST_CASE("compare e2e: errors above --max-error-rate FAIL with the reason", "[compare][e2e]") {
@@ -262,11 +263,11 @@ TEST_CASE("stats mcnemar prints exact, midp, chi2, chi2_cc as JSON", "[stats][e2
   CHECK(run_kvgate({"stats", "mcnemar", "x", "3"}).exit_code == 2);
 }
 
-TEST_CASE("compare e2e: no paired difference at 4K/8K is INCONCLUSIVE with the floored bound, in every report",
+TEST_CASE("compare e2e: no paired difference at 4K/8K is INCONCLUSIVE with the score bound, in every report",
           "[compare][e2e][floor]") {
-  // The demo model's case: 20 trials at 4K and 4 at 8K, all passing with bf16 and fp8. Before the
-  // variance floor: AUC ratio 1.000 [1.000], PASS; now lcb 0.831313 (13.3 effective trials, mpmath
-  // in tests/tools/stats_reference_values.py) and 93 trials without a loss would pass.
+  // The demo model's case: 20 trials at 4K and 4 at 8K, all passing with bf16 and fp8. On the
+  // observed variance alone: AUC ratio 1.000 [1.000], PASS; the score bound says 0.798 (the 4-trial
+  // bucket can hide a loss) and 147 trials without a loss would pass; Fieller's floor said 0.831.
   kvtest::TempDir tmp;
   for (const char* label : {"bf16", "fp8"}) {
     fs::create_directories(tmp.file(label));
@@ -282,20 +283,23 @@ TEST_CASE("compare e2e: no paired difference at 4K/8K is INCONCLUSIVE with the f
                        "--html", tmp.file("c.html"), "--junit", tmp.file("c.xml")});
   CHECK(r.exit_code == 3);
   CHECK_THAT(r.out, contains("INCONCLUSIVE"));
-  CHECK_THAT(r.out, contains("0.831"));
-  CHECK_THAT(r.out, contains("about 69 more paired trials (93 in all"));
+  CHECK_THAT(r.out, contains("0.798"));
+  CHECK_THAT(r.out, contains("about 123 more paired trials (147 in all"));
   const json t = json::parse(kvtest::read_text(tmp.file("c.json")))["pairs"][0]["tasks"][0];
-  CHECK(t["ratio"]["method"] == "fieller_floor");
-  CHECK(t["ratio"]["lcb"].get<double>() == Approx(0.83131340866612204).epsilon(1e-9));
-  CHECK(t["ratio"]["floor"]["observed_lcb"].get<double>() == Approx(1.0));
-  CHECK(t["ratio"]["floor"]["loss_bound"].get<double>() == Approx(0.16868659133387796).epsilon(1e-6));
-  CHECK(t["ratio"]["floor"]["differing_units"].get<double>() == 0.0);
-  CHECK(t["power"]["trials_needed"] == 93);
+  // The gate's bound (compare-test derives 0.798261 in closed form); Fieller's floor beside it.
+  CHECK(t["ratio"]["method"] == "stratified_score");
+  CHECK(t["ratio"]["lcb"].get<double>() == Approx(0.79826068739864758).epsilon(1e-9));
+  const json& f = t["cross_checks"][0];
+  CHECK(f["method"] == "fieller_floor");
+  CHECK(f["lcb"].get<double>() == Approx(0.83131340866612204).epsilon(1e-9));
+  CHECK(f["floor"]["observed_lcb"].get<double>() == Approx(1.0));
+  CHECK(f["floor"]["loss_bound"].get<double>() == Approx(0.16868659133387796).epsilon(1e-6));
+  CHECK(f["floor"]["differing_units"].get<double>() == 0.0);
+  CHECK(t["power"]["trials_needed"] == 147);
   const std::string md = kvtest::read_text(tmp.file("c.md")), html = kvtest::read_text(tmp.file("c.html"));
-  CHECK_THAT(md, contains("fieller\\_floor"));  // Markdown escapes the underscore
-  CHECK_THAT(md, contains("no paired trial differs, so the bound is what 13.3 effective trials without a loss can show"));
-  CHECK_THAT(md, contains("0.831"));
-  CHECK_THAT(html, contains("fieller_floor"));
-  CHECK_THAT(html, contains("0.8313"));
+  CHECK_THAT(md, contains("stratified\\_score"));  // Markdown escapes the underscore
+  CHECK_THAT(md, contains("0.798"));
+  CHECK_THAT(html, contains("stratified_score"));
+  CHECK_THAT(html, contains("0.7983"));
   CHECK_THAT(kvtest::read_text(tmp.file("c.xml")), contains("INCONCLUSIVE"));
 }

@@ -72,6 +72,14 @@ const TaskComparison& only_task(const Comparison& c) {
   return c.pairs[0].tasks[0];
 }
 
+// The Fieller cross-check ("fieller" or "fieller_floor"): reported beside the gate's bound.
+const RatioBound& fieller_check(const TaskComparison& t) {
+  for (const RatioBound& b : t.cross_checks)
+    if (b.method.rfind("fieller", 0) == 0) return b;
+  FAIL("no Fieller cross-check");
+  throw;
+}
+
 // Every number in a JSON tree is finite (NaN and infinities would be written as null).
 void check_finite(const nlohmann::json& j, const std::string& path = "") {
   if (j.is_number_float()) {
@@ -197,7 +205,7 @@ TEST_CASE("compare: an error rate above --max-error-rate FAILs with that reason"
   CHECK(only_task(run({base, cand}, o)).verdict == Verdict::pass);
 }
 
-TEST_CASE("compare: repeats are averaged per trial and gate with Fieller", "[compare]") {
+TEST_CASE("compare: repeats are averaged per trial and gate with the stratified score bound", "[compare]") {
   Run base("base"), cand("cand");
   for (int i = 0; i < 120; ++i)
     for (int k = 0; k < 3; ++k) {
@@ -210,13 +218,19 @@ TEST_CASE("compare: repeats are averaged per trial and gate with Fieller", "[com
   CHECK(t.max_repeats == 3);
   CHECK(t.trials == 120);
   CHECK(t.results == 360);
+  // Averaged repeats are fractional scores: the stratified score bound gates, Fieller is reported.
   // 17 trials lost a third of their score: 17 effective differing units >= z^2, so Fieller's
-  // bound on the observed variance stands, untouched by the variance floor.
-  CHECK(t.ratio.method == "fieller");
-  REQUIRE(t.ratio.floor);
-  CHECK(t.ratio.floor->differing_units == Approx(17.0).epsilon(1e-9));
-  CHECK(t.ratio.floor->loss_bound == 0.0);
-  CHECK(t.ratio.lcb == t.ratio.floor->observed_lcb);
+  // bound on the observed variance stands, untouched by its variance floor.
+  CHECK(t.ratio.method == "stratified_score");
+  CHECK(t.ratio.lcb < t.ratio_estimate);
+  REQUIRE(t.ratio.ucb);
+  CHECK(*t.ratio.ucb > t.ratio_estimate);
+  const RatioBound& f = fieller_check(t);
+  CHECK(f.method == "fieller");
+  REQUIRE(f.floor);
+  CHECK(f.floor->differing_units == Approx(17.0).epsilon(1e-9));
+  CHECK(f.floor->loss_bound == 0.0);
+  CHECK(f.lcb == f.floor->observed_lcb);
   CHECK(t.clusters == 120);
   const TrialPair& first = t.trial_pairs.front();  // m/0: repeats 0,1,2 -> base 0,1,1
   CHECK(first.id == "m/0");
@@ -249,7 +263,7 @@ TEST_CASE("compare: AUC across length buckets (stats.md toy) on both axes", "[co
   const Comparison c_lin = run({base, cand});
   const TaskComparison& lin = only_task(c_lin);
   CHECK(lin.metric == "auc");
-  CHECK(lin.ratio.method == "fieller");
+  CHECK(lin.ratio.method == "stratified_score");
   REQUIRE(lin.auc);
   CHECK(lin.auc->axis == "linear");
   CHECK(lin.auc->reference == Approx(0.715).epsilon(1e-12));
@@ -303,10 +317,20 @@ TEST_CASE("compare: a `cluster` field makes trials share a cluster", "[compare]"
   CHECK(t.buckets[0].clusters == 15);
   // Every conversation scores about 0.01 lower, spread over all 15: a measured spread, not a
   // degenerate one (the floor is off from z^2 = 2.7 differing units on); the units are clusters.
-  CHECK(t.ratio.method == "fieller");
-  REQUIRE(t.ratio.floor);
-  CHECK(t.ratio.floor->units == Approx(15.0).margin(0.01));  // the clusters, not the 60 trials
-  CHECK(t.ratio.floor->differing_units > 2.7);
+  CHECK(t.ratio.method == "stratified_score");
+  const RatioBound& f = fieller_check(t);
+  CHECK(f.method == "fieller");
+  REQUIRE(f.floor);
+  CHECK(f.floor->units == Approx(15.0).margin(0.01));  // the clusters, not the 60 trials
+  CHECK(f.floor->differing_units > 2.7);
+  // The score bound's units are the clusters too: the same 60 trials as 60 sources bound tighter.
+  Run b60("base"), c60("cand");
+  for (std::size_t i = 0; i < base.dir->results.records.size(); ++i) {
+    b60.add(base.dir->results.records[i].id, "mrcr", 0, base.dir->results.records[i].score);
+    c60.add(cand.dir->results.records[i].id, "mrcr", 0, cand.dir->results.records[i].score);
+  }
+  const Comparison c60_t = run({b60, c60});
+  CHECK(only_task(c60_t).ratio.lcb > t.ratio.lcb);
   base.dir->results.records[0].extra["cluster"] = nlohmann::json::array();
   CHECK_THROWS_AS(run({base, cand}), Error);
 }
@@ -436,15 +460,18 @@ TEST_CASE("compare JSON: stable names, no NaN, unbounded bounds as null, per-tri
   CHECK(rec.id == f.id);
   CHECK(c.runs[0].run->results.records[0].grade["details"]["depth"] == 40);
 
-  // An unbounded Fieller bound is null, not inf.
+  // An unbounded Fieller bound (the cross-check) is null, not inf.
   Run b("b"), d("d");
   for (int i = 0; i < 20; ++i) {
     b.add("r/" + std::to_string(i), "mrcr", 0, i == 0 ? 0.05 : 0.0);
     d.add("r/" + std::to_string(i), "mrcr", 0, i < 3 ? 0.05 : 0.0);
   }
   const Comparison u = run({b, d});
-  CHECK_FALSE(only_task(u).ratio.ucb);
-  CHECK(to_json(u)["pairs"][0]["tasks"][0]["ratio"]["ucb"].is_null());
+  CHECK_FALSE(fieller_check(only_task(u)).ucb);
+  const nlohmann::json uj = to_json(u);
+  const nlohmann::json& checks = uj["pairs"][0]["tasks"][0]["cross_checks"];
+  REQUIRE(checks[0]["method"].get<std::string>().rfind("fieller", 0) == 0);
+  CHECK(checks[0]["ucb"].is_null());
   CHECK(only_task(u).verdict == Verdict::inconclusive);
   check_finite(to_json(u));
 }
@@ -520,35 +547,42 @@ std::pair<Run, Run> all_pass(const std::vector<std::pair<std::int64_t, int>>& bu
 
 TEST_CASE("compare: no paired difference over 24 trials (the demo model's 4K/8K AUC) is INCONCLUSIVE, not a 1.000 PASS",
           "[compare][floor]") {
-  // 20 trials at 4K and 4 at 8K, AUC weights 1/2, 1/2: 1 / (0.25/20 + 0.25/4) = 13.33 effective
-  // units; lcb = 13.33 / (13.33 + z^2) = 0.831313 (mpmath). Before the floor: [1.000, 1.000], PASS.
+  // 20 trials at 4K and 4 at 8K, AUC weights 1/2, 1/2. Every trial passes on both sides, so bucket
+  // k's restricted MLE loses q_k = max(0, 1 - n_k / (lambda w_k)) of its units (H0: sum_k w_k q_k =
+  // 1 - t), V(t) = sum_k w_k^2 q_k (1 - q_k) / n_k: at t = 0.95 the 4-trial bucket alone can hide
+  // the loss (q = 0.1, Z = 2/3). lcb = 0.798261 (mpmath: tests/tools/stats_reference_values.py).
+  // Fieller's floor said 0.831313 (13.33 Kish units); Fieller alone [1.000, 1.000], a PASS.
   auto [base, cand] = all_pass({{4096, 20}, {8192, 4}});
   const Comparison c = run({base, cand});
   const TaskComparison& t = only_task(c);
   CHECK(t.metric == "auc");
   CHECK(t.ratio_estimate == 1.0);
-  CHECK(t.ratio.method == "fieller_floor");
-  CHECK(t.ratio.lcb == Approx(0.83131340866612204).epsilon(1e-9));
-  REQUIRE(t.ratio.floor);
-  CHECK(t.ratio.floor->observed_lcb == Approx(1.0).epsilon(1e-12));
-  CHECK(t.ratio.floor->units == Approx(40.0 / 3).epsilon(1e-12));
-  CHECK(t.ratio.floor->lowered_lcb);
+  CHECK(t.ratio.method == "stratified_score");
+  CHECK(t.ratio.lcb == Approx(0.79826068739864758).epsilon(1e-9));
+  CHECK(*t.ratio.z_margin == Approx(2.0 / 3).epsilon(1e-9));
+  const RatioBound& f = fieller_check(t);
+  CHECK(f.method == "fieller_floor");
+  CHECK(f.lcb == Approx(0.83131340866612204).epsilon(1e-9));
+  REQUIRE(f.floor);
+  CHECK(f.floor->observed_lcb == Approx(1.0).epsilon(1e-12));
+  CHECK(f.floor->units == Approx(40.0 / 3).epsilon(1e-12));
+  CHECK(f.floor->lowered_lcb);
   CHECK(t.verdict == Verdict::inconclusive);
-  // A run without a loss passes once units > z^2 0.95 / 0.05 = 51.40: 13.33 n' / 24 > 51.40, n' >= 93.
+  // Nothing varies, so n' = n z^2 / Z(margin)^2 = 24 (1.6449 / (2/3))^2 = 146.1 -> 147 (V0 scales as 1/n).
   REQUIRE(t.power.trials_needed);
-  CHECK(*t.power.trials_needed == 93);
-  CHECK(*t.power.additional_trials == 69);
+  CHECK(*t.power.trials_needed == 147);
+  CHECK(*t.power.additional_trials == 123);
   CHECK(t.power.mde_ratio > 0.1);
-  CHECK_THAT(t.reasons.back(), contains("fieller_floor"));
-  CHECK_THAT(t.reasons.back(), contains("13.3 effective trials without a loss"));
-  CHECK_THAT(t.reasons.back(), contains("about 69 more paired trials (93 in all"));
+  CHECK_THAT(t.reasons.back(), contains("stratified_score"));
+  CHECK_THAT(t.reasons.back(), contains("about 123 more paired trials (147 in all"));
   // A bucket's own bound (binary, single sample: Tang) is not 1 either: 20 / (20 + z^2) = 0.880817.
   REQUIRE(t.buckets[0].ratio_bound);
   CHECK(t.buckets[0].ratio_bound->method == "tang");
   CHECK(t.buckets[0].ratio_bound->lcb == Approx(20 / (20 + stats::z_upper(0.05) * stats::z_upper(0.05))).epsilon(1e-9));
-  // The JSON records the floor.
+  // The JSON names the gate's bound and records Fieller's floor in its cross-check.
   const nlohmann::json j = to_json(c, {});
-  const nlohmann::json& r = j["pairs"][0]["tasks"][0]["ratio"];
+  CHECK(j["pairs"][0]["tasks"][0]["ratio"]["method"] == "stratified_score");
+  const nlohmann::json& r = j["pairs"][0]["tasks"][0]["cross_checks"][0];
   CHECK(r["method"] == "fieller_floor");
   CHECK(r["floor"]["units"].get<double>() == Approx(40.0 / 3));
   CHECK(r["floor"]["observed_lcb"].get<double>() == Approx(1.0));
@@ -559,8 +593,9 @@ TEST_CASE("compare: no paired difference: the bound rises toward 1 with n, and a
           "[compare][floor]") {
   const double z2 = stats::z_upper(0.05) * stats::z_upper(0.05);
   // One bucket, binary, single sample: Tang gates (n / (n + z^2)); Fieller's cross-check agrees.
-  // Two repeats per trial: Fieller gates, units = the 30 trials (not 60 results), the same bound.
-  // Two buckets of 150: AUC, 300 units, PASS. mpmath: 0.648883, 0.917276, 0.991062.
+  // Two repeats per trial: the stratified score bound gates, units = the trials (not the results),
+  // the same bound. Two buckets of 150: AUC, PASS. mpmath: 0.648883, 0.917276, 0.991062 (the last
+  // from the closed form of the test above: equal buckets lose alike, as one bucket of 300).
   for (int n : {5, 30, 300}) {
     INFO("n = " << n);
     const auto [base, cand] = all_pass({{0, n}});
@@ -575,7 +610,7 @@ TEST_CASE("compare: no paired difference: the bound rises toward 1 with n, and a
     const auto [rb, rc] = all_pass({{0, n}}, 2);
     const Comparison cr = run({rb, rc});
     const TaskComparison& tr = only_task(cr);
-    CHECK(tr.ratio.method == "fieller_floor");
+    CHECK(tr.ratio.method == "stratified_score");
     CHECK(tr.ratio.lcb == Approx(n / (n + z2)).epsilon(1e-9));
     CHECK(tr.verdict == t.verdict);
     if (n < 300) {
@@ -587,7 +622,7 @@ TEST_CASE("compare: no paired difference: the bound rises toward 1 with n, and a
   const auto [base, cand] = all_pass({{4096, 150}, {8192, 150}});
   const Comparison c = run({base, cand});
   const TaskComparison& t = only_task(c);
-  CHECK(t.ratio.method == "fieller_floor");
+  CHECK(t.ratio.method == "stratified_score");
   CHECK(t.ratio.lcb == Approx(0.99106212782487182).epsilon(1e-9));
   CHECK(t.verdict == Verdict::pass);
   CHECK_THAT(t.reasons.back(), contains("lower bound 0.9911 > margin"));
@@ -598,12 +633,16 @@ TEST_CASE("compare: with real flips the floor leaves Fieller's AUC bound as it w
   const auto [base, cand] = auc_toy_runs();
   const Comparison c = run({base, cand});
   const TaskComparison& t = only_task(c);
-  CHECK(t.ratio.method == "fieller");
-  REQUIRE(t.ratio.floor);
-  CHECK_FALSE(t.ratio.floor->lowered_lcb);
-  CHECK_FALSE(t.ratio.floor->raised_ucb);
-  CHECK(t.ratio.lcb == t.ratio.floor->observed_lcb);
-  CHECK(t.ratio.ucb == t.ratio.floor->observed_ucb);
+  CHECK(t.ratio.method == "stratified_score");
+  const RatioBound& f = fieller_check(t);
+  CHECK(f.method == "fieller");
+  REQUIRE(f.floor);
+  CHECK_FALSE(f.floor->lowered_lcb);
+  CHECK_FALSE(f.floor->raised_ucb);
+  CHECK(f.lcb == f.floor->observed_lcb);
+  CHECK(f.ucb == f.floor->observed_ucb);
+  // With 42 flips spread over the buckets the two bounds agree closely.
+  CHECK(t.ratio.lcb == Approx(f.lcb).margin(0.01));
   // The 8K bucket has no flip (90/100 on both sides): its own (Tang) bound is 0.970816, not 1.
   REQUIRE(t.buckets[0].ratio_bound);
   CHECK(t.buckets[0].ratio_bound->method == "tang");

@@ -67,7 +67,7 @@ Verdict simulate_binary(Rng& rng, SimRuns& runs, double p11, double p10, double 
 }
 
 // Trials with repeats: each repeat passes independently with the trial's probability, so a trial's
-// score is a fraction (Fieller with clustered variances, and AUC when there are several buckets).
+// score is a fraction (the stratified score bound, trials as units; AUC with several buckets).
 Verdict simulate_repeats(Rng& rng, SimRuns& runs, const std::vector<TrialTruth>& truth, int repeats) {
   auto& ref = runs.base->results.records;
   auto& cand = runs.cand->results.records;
@@ -121,7 +121,7 @@ TEST_CASE("gate calibration: binary trials at a true ratio of 1 with the recomme
   CHECK(static_cast<double>(pass) / sims >= 0.80);
 }
 
-TEST_CASE("gate calibration: repeats and AUC (Fieller, clustered) at a true ratio of 0.95 PASS at most alpha", "[gate][calibration]") {
+TEST_CASE("gate calibration: repeats and AUC (stratified score, trials as units) at a true ratio of 0.95 PASS at most alpha", "[gate][calibration]") {
   const int sims = 1000;
   SECTION("one bucket, 4 repeats") {
     Rng rng(11), truth_rng(12);

@@ -114,11 +114,11 @@ struct VarianceFloor {
 
 // A bound on the ratio candidate/reference by one method.
 struct RatioBound {
-  std::string method{};       // "tang", "fieller", "fieller_floor", "wald_log", "bootstrap"
+  std::string method{};       // "tang", "stratified_score", "fieller", "fieller_floor", "wald_log", "bootstrap"
   double lcb = 0.0;         // one-sided (1 - alpha) lower bound
   std::optional<double> ucb{};  // one-sided (1 - alpha) upper bound; empty = unbounded
-  std::optional<double> z_margin{};  // test statistic at the margin (tang, fieller)
-  std::optional<double> p_value{};   // one-sided non-inferiority p (tang, fieller)
+  std::optional<double> z_margin{};  // test statistic at the margin (tang, stratified_score, fieller)
+  std::optional<double> p_value{};   // one-sided non-inferiority p (tang, stratified_score, fieller)
   int replicates = 0, undefined_replicates = 0;  // bootstrap only
   std::optional<VarianceFloor> floor{};          // fieller and fieller_floor only
 };
@@ -187,9 +187,9 @@ struct TaskComparison {
   std::size_t trials = 0, results = 0, clusters = 0;
   SideStats reference{}, candidate{};  // pooled over buckets
   double reference_metric = 0.0, candidate_metric = 0.0;  // the gated metric (mean score or AUC)
-  RatioBound ratio{};                 // the gate's method: "tang", "fieller" or "fieller_floor"
+  RatioBound ratio{};                 // the gate's method: "tang" or "stratified_score"
   double ratio_estimate = 0.0;      // candidate_metric / reference_metric
-  std::vector<RatioBound> cross_checks{};  // "fieller" (when tang gates), "wald_log", "bootstrap"
+  std::vector<RatioBound> cross_checks{};  // "fieller"/"fieller_floor", "wald_log", "bootstrap"
   Difference difference{};
   PointRule point_rule{};
   PowerSummary power{};

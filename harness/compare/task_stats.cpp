@@ -15,6 +15,7 @@
 #include "stats/normal.h"
 #include "stats/paired_difference.h"
 #include "stats/proportion_ci.h"
+#include "stats/stratified_score.h"
 #include "stats/tang.h"
 #include "stats/variance_floor.h"
 
@@ -137,35 +138,22 @@ RatioBound fieller_bound(const RatioMoments& m, const stats::UnitSums& units, co
   return b;
 }
 
-// The fewest paired trials n' >= from (same bucket mix, observed means and per-trial variances)
-// at which the floored Fieller test decides |contrast at the margin| with the given power:
-// |D| >= z_a sqrt(max(V_obs, V_floor)) + z_b sqrt(V_obs), where V_obs scales as n / n' and the
-// floor as the hidden-loss bound of n'/n times the units and the differing units (about (n / n')^2,
-// gone once n'/n times the differing units reach z^2). Empty beyond 1e12.
-std::optional<double> floored_trials_needed(const RatioMoments& m, const stats::UnitSums& units, double n, double from,
-                                            const CompareOptions& o) {
-  const double d = std::abs(m.mean_c - o.margin * m.mean_b), za = stats::z_upper(o.alpha), zb = stats::z_upper(1 - o.power);
-  const auto decided = [&](double trials) {
-    const double s = trials / n;
-    const RatioMoments scaled{.mean_c = m.mean_c, .mean_b = m.mean_b, .var_c = m.var_c / s, .var_b = m.var_b / s, .cov = m.cov / s};
-    const double v_obs = stats::contrast_variance(scaled, o.margin);
-    // n'/n times the units: every sum of squares / s, the fourth powers / s^3 (D / n' is D / n / s).
-    const stats::UnitSums su{.ref_squares = units.ref_squares / s, .diff_squares = units.diff_squares / s,
-                             .diff_fourths = units.diff_fourths / (s * s * s)};
-    const double v_floor = stats::contrast_variance(stats::loss_floor(scaled, su, za).moments, o.margin);
-    return d >= za * std::sqrt(std::max(v_obs, v_floor)) + zb * std::sqrt(v_obs);
-  };
-  if (decided(from)) return from;
-  double lo = from, hi = from;
-  while (!decided(hi)) {
-    if (hi > 1e12) return std::nullopt;
-    lo = hi, hi *= 2;
+// A bucket's units (its clusters: trials, or trials sharing a source) as the score bound takes them.
+stats::PairedUnits paired_units(const Sample& s, double weight) {
+  stats::PairedUnits u{.weight = weight, .cand = std::vector<double>(s.clusters, 0.0), .ref = std::vector<double>(s.clusters, 0.0),
+                       .trials = std::vector<double>(s.clusters, 0.0)};
+  for (std::size_t i = 0; i < s.cand.size(); ++i) {
+    u.cand[s.cluster[i]] += s.cand[i];
+    u.ref[s.cluster[i]] += s.ref[i];
+    u.trials[s.cluster[i]] += 1.0;
   }
-  while (hi - lo > 1) {  // decided(hi), !decided(lo)
-    const double mid = std::floor((lo + hi) / 2);
-    (decided(mid) ? hi : lo) = mid;
-  }
-  return hi;
+  return u;
+}
+
+// The gate's bound wherever Tang's does not apply (stats/stratified_score.h, docs/gate-bound.md).
+RatioBound score_bound(const stats::StratifiedScore& score, const CompareOptions& o) {
+  const stats::StratifiedScoreTest r = stats::stratified_score_test(score, o.margin, o.alpha);
+  return {.method = "stratified_score", .lcb = r.bounds.lo, .ucb = finite(r.bounds.hi), .z_margin = r.z_margin, .p_value = r.p_value};
 }
 
 Difference normal_difference(double estimate, double var, double alpha) {
@@ -177,8 +165,6 @@ Difference newcombe_difference(const PairedCounts& table, double var, double alp
   const stats::Interval i = stats::newcombe_interval(table, stats::z_upper(alpha / 2));
   return {.method = "newcombe", .estimate = stats::paired_difference(table), .se = std::sqrt(std::max(0.0, var)), .interval = i};
 }
-
-double contrast_var(const RatioMoments& m, double t) { return stats::contrast_variance(m, t); }
 
 }  // namespace
 
@@ -217,7 +203,7 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
     const double var_d = s.cov.xx + s.cov.yy - 2 * s.cov.xy;
     if (s.mean_r > 0) {
       b.ratio = s.mean_c / s.mean_r;
-      b.ratio_bound = tang_ok ? tang_bound(score_table(trials), o) : fieller_bound(moments(s), s.units, o);
+      b.ratio_bound = tang_ok ? tang_bound(score_table(trials), o) : score_bound(stats::StratifiedScore({paired_units(s, 1.0)}), o);
     }
     b.difference = tang_ok ? newcombe_difference(score_table(trials), var_d, o.alpha)
                            : normal_difference(s.mean_c - s.mean_r, var_d, o.alpha);
@@ -283,13 +269,19 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
                   (t.metric == "auc" ? std::string("AUC") : std::string("mean score")) +
                   " 0 over " + std::to_string(t.trials) +
                   " paired trials), so candidate/baseline is undefined: check the baseline run (endpoint, grader, errors)");
-    t.ratio = {.method = tang_gate ? "tang" : "fieller"};
+    t.ratio = {.method = tang_gate ? "tang" : "stratified_score"};
     return;  // the verdict says why (decide_task)
   }
   t.ratio_estimate = m.mean_c / m.mean_b;
   t.point_rule = {.ratio = t.ratio_estimate, .passes = t.ratio_estimate >= o.margin};
-  t.ratio = tang_gate ? tang_bound(score_table(t.trial_pairs), o) : fieller_bound(m, unit_sums, o);
-  if (tang_gate) t.cross_checks.push_back(fieller_bound(m, unit_sums, o));
+  // The gate's bound: Tang for one bucket of independent 0/1 pairs, else the stratified score bound
+  // over the buckets with the metric's weights. Fieller (with its variance floor) is reported beside
+  // it: on few one-sided losses its size is above alpha (docs/gate-bound.md).
+  std::vector<stats::PairedUnits> strata;
+  for (std::size_t k = 0; k < spans.size(); ++k) strata.push_back(paired_units(spans[k].sample, weights[k]));
+  const stats::StratifiedScore score(strata);
+  t.ratio = tang_gate ? tang_bound(score_table(t.trial_pairs), o) : score_bound(score, o);
+  t.cross_checks.push_back(fieller_bound(m, unit_sums, o));
   if (m.mean_c > 0.0) {
     const stats::LogRatioWald w = stats::log_ratio_wald(m, stats::z_upper(o.alpha));
     t.cross_checks.push_back({.method = "wald_log", .lcb = w.bounds.lo, .ucb = w.bounds.hi});
@@ -315,36 +307,24 @@ void compute_task_statistics(TaskComparison& t, const TaskContext& ctx) {
                               .replicates = r.replicates, .undefined_replicates = r.undefined});
   }
 
-  // Power at this n: how many trials decide at the observed ratio, what the gate can resolve.
-  // n = (z_a sigma_0 + z_b sigma_1)^2 / E[D]^2 per trial of D = Y_c - margin Y_b: sigma_1 is the
-  // observed SD of D; sigma_0 the SD the test standardizes with under H0 (Tang: the restricted MLE
-  // at the margin, which is larger; Fieller: sigma_1, or the variance floor's when that is larger,
-  // which shrinks as 1/n'^2: the count is then searched for, floored_trials_needed).
+  // Power at this n: how many trials decide at the observed ratio, what the gate can resolve. The
+  // score test rejects when D >= z_a sqrt(V0), D = S(margin) the observed contrast, V0 its variance
+  // under H0 (the restricted MLE at the margin; Tang's for one bucket of 0/1 pairs, the same
+  // number); D varies with the observed variance V1. Both shrink as 1/n with the same bucket mix,
+  // so n' = n ((z_a sqrt(V0) + z_b sqrt(V1)) / D)^2 trials decide with the given power.
   const double n = static_cast<double>(t.trials);
   const double contrast = m.mean_c - o.margin * m.mean_b;
-  const double sigma1 = std::sqrt(contrast_var(m, o.margin) * n);
-  double sigma0 = sigma1;
-  if (!tang_gate) {
-    const stats::LossFloor f = stats::loss_floor(m, unit_sums, stats::z_upper(o.alpha));
-    sigma0 = std::max(sigma1, std::sqrt(contrast_var(f.moments, o.margin) * n));
-  } else {
-    const PairedCounts c = score_table(t.trial_pairs);
-    const double nn = static_cast<double>(c.n());
-    sigma0 = std::sqrt(std::max(0.0, stats::tang_null_variance(c.n11 / nn, c.n_c / nn, c.n_b / nn, o.margin)));
-  }
-  const double spread = stats::z_upper(o.alpha) * sigma0 + stats::z_upper(1 - o.power) * sigma1;
+  const double v0 = score.null_variance(o.margin), v1 = score.observed_variance(o.margin);
+  const double spread = stats::z_upper(o.alpha) * std::sqrt(v0) + stats::z_upper(1 - o.power) * std::sqrt(v1);
   t.power.power = o.power;
   if (contrast != 0.0) {
-    // Fieller: the closed form on the observed variance, then up to where the floor lets it decide.
-    const double observed = stats::z_upper(o.alpha) * sigma1 + stats::z_upper(1 - o.power) * sigma1;
-    std::optional<double> needed = std::max(1.0, std::ceil((tang_gate ? spread * spread : observed * observed) / (contrast * contrast)));
-    if (!tang_gate) needed = floored_trials_needed(m, unit_sums, n, *needed, o);
-    if (needed) {
-      t.power.trials_needed = *needed;
-      t.power.additional_trials = std::max(0.0, *needed - n);
+    const double needed = std::max(1.0, std::ceil(n * (spread / contrast) * (spread / contrast)));
+    if (std::isfinite(needed) && needed <= 1e12) {
+      t.power.trials_needed = needed;
+      t.power.additional_trials = std::max(0.0, needed - n);
     }
   }
-  t.power.mde_ratio = spread / std::sqrt(n) / m.mean_b;
+  t.power.mde_ratio = spread / m.mean_b;
   t.power.mde_difference = (stats::z_upper(o.alpha / 2) + stats::z_upper(1 - o.power)) * t.difference.se;
 }
 

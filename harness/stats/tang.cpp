@@ -1,13 +1,11 @@
 #include "stats/tang.h"
 
 #include <cmath>
-#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
-#include <boost/math/tools/toms748_solve.hpp>
-
 #include "stats/normal.h"
+#include "stats/score_interval.h"
 
 namespace kvgate::stats {
 
@@ -17,13 +15,6 @@ void check_defined(const PairedCounts& t) {
   check_counts(t, "tang");
   if (t.reference_passes() == 0)
     throw std::invalid_argument("tang: the reference never passes, so the ratio is undefined");
-}
-
-// Solves f(t) = 0 for a decreasing f with f(lo) > 0 > f(hi).
-double solve_decreasing(const auto& f, double lo, double hi) {
-  std::uintmax_t iterations = 200;
-  const auto [a, b] = boost::math::tools::toms748_solve(f, lo, hi, boost::math::tools::eps_tolerance<double>(52), iterations);
-  return 0.5 * (a + b);
 }
 
 }  // namespace
@@ -53,21 +44,7 @@ double tang_z(const PairedCounts& t, double ratio) {
 Interval tang_interval(const PairedCounts& t, double z) {
   check_defined(t);
   if (!(z > 0.0)) throw std::invalid_argument("tang_interval: z must be > 0");
-  const double r = t.ratio();
-  Interval out{0.0, std::numeric_limits<double>::infinity()};
-  // Lower: Z(t) = z on (0, R). Z is +inf-ish near 0 when the candidate passes at all.
-  if (r > 0.0) {
-    const auto f = [&](double x) { return tang_z(t, x) - z; };
-    double lo = r * 1e-12;
-    if (f(lo) > 0.0) out.lo = solve_decreasing(f, lo, r);
-  }
-  // Upper: Z(t) = -z on (R, inf): grow the bracket until Z falls below -z.
-  const auto g = [&](double x) { return tang_z(t, x) + z; };
-  double lo = r > 0.0 ? r : 1e-12;
-  double hi = std::max(2 * lo, 1.0);
-  while (g(hi) > 0.0 && hi < 1e12) lo = hi, hi *= 2;
-  if (g(hi) <= 0.0) out.hi = g(lo) <= 0.0 ? lo : solve_decreasing(g, lo, hi);
-  return out;
+  return invert_score([&](double x) { return tang_z(t, x); }, t.ratio(), z);
 }
 
 TangTest tang_test(const PairedCounts& t, double margin, double alpha) {

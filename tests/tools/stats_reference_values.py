@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent high-precision recomputation (mpmath, 40 digits) of the test vectors in
-../shared/docs/reference/stats.md, for the constants in tests/stats*-test.cpp.
+the project's statistics reference (stats.md), for the constants in tests/stats*-test.cpp.
 
 stats.md prints most values to 6 decimals; this script gives the digits beyond them so the tests can
 hold kvgate's Boost.Math implementation to 1e-9 relative and, separately, check every printed value
@@ -366,3 +366,38 @@ show("floor 30 all-pass in 6 clusters of 5: lcb units", lo, units)
 half = [mpf("0.5")] * 30
 lo, hi, units, obs = floored([(half, half, list(range(30)))], [1])
 show("floor 30 identical fractional scores 0.5: lcb units", lo, units)
+
+
+# ---- the stratified score bound (docs/gate-bound.md) where every trial passes on both sides:
+# bucket k's restricted MLE loses q_k = max(0, 1 - n_k / (lam w_k)) of its units, with lam set by
+# H0: sum_k w_k q_k = (1 - t) sum_k w_k; V(t) = sum_k w_k^2 q_k (1 - q_k) / n_k, S(t) = (1 - t) sum_k w_k.
+def all_pass_score_z(t, strata):
+    total = sum(w for w, n in strata)
+
+    def excess(lam):
+        return sum(w * max(0, 1 - n / (lam * w)) for w, n in strata) - (1 - t) * total
+
+    lo, hi = mpf("1e-9"), mpf(1)
+    while excess(hi) < 0:
+        hi *= 2
+    for _ in range(300):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
+    lam = (lo + hi) / 2
+    v = sum(w * w * q * (1 - q) / n for w, n in strata for q in [max(0, 1 - n / (lam * w))])
+    return (1 - t) * total / sqrt(v)
+
+
+def all_pass_score_lcb(strata, alpha="0.05"):
+    lo, hi = mpf("0.3"), 1 - mpf("1e-12")
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if all_pass_score_z(mid, strata) > z_upper(alpha) else (lo, mid)
+    return (lo + hi) / 2
+
+
+for n1, n2 in ((20, 4), (150, 150)):
+    strata = [(mpf(1) / 2, n1), (mpf(1) / 2, n2)]
+    zm = all_pass_score_z(mpf("0.95"), strata)
+    show(f"stratified score AUC 4K/8K all-pass {n1}+{n2}: lcb Z(0.95) trials_needed", all_pass_score_lcb(strata), zm,
+         (n1 + n2) * (z_upper("0.05") / zm) ** 2)
