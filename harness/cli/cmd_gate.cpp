@@ -1,11 +1,18 @@
-// kvgate gate: generate, run every configuration, compare and report in one command (harness/gate).
+// kvgate gate: generate, run every configuration, compare and report in one command (harness/gate);
+// or one shard of it (--shard), the merge of the shards (--merge), the plan only (--dry-run).
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli_common.h"
 #include "compare/comparison.h"
+#include "compare/gate.h"
 #include "core/error.h"
+#include "gate/dry_run.h"
 #include "gate/gate.h"
+#include "gate/merge_shards.h"
+#include "gate/shard_env.h"
 
 namespace kvgate::cli {
 
@@ -18,7 +25,62 @@ struct GateCli {
   std::string tokenizer, tokenize_url, tokenize_model, golden, gsm8k_data, history, progress = "auto";
   int concurrency = 8;
   bool list_suites = false;
+  std::string shard;
+  std::optional<int> shard_count;
+  std::vector<std::string> merge;
+  bool allow_partial = false, dry_run = false, json = false;
+  const CLI::App* app = nullptr;  // to tell which options were given
 };
+
+const char* getenv_lookup(const char* name) { return std::getenv(name); }
+
+// Options that say what to run have no place in a merge: the shards recorded all of it.
+void check_merge_flags(const GateCli& o) {
+  for (const char* f : {"--suite", "--baseline", "--candidate", "--model", "--model-dir", "--baseline-kv", "--candidate-kv", "--shard",
+                        "--shard-count", "--max-context", "--tokenizer", "--tokenize-url", "--golden", "--gsm8k-data"})
+    if (o.app->count(f))
+      throw Error(std::string(f) + " with --merge: the shards' gate.json records the suite, the configurations and the trials: drop it");
+}
+
+void print_runs(const gate::GateResult& r) {
+  for (const gate::GateResult::RunStatus& s : r.runs)
+    std::cout << "  " << s.label << " / " << s.task << ": " << s.results << "/" << s.expected << " results"
+              << (s.complete ? "" : " (incomplete)") << "\n";
+}
+
+int print_verdict(const gate::GateResult& r) {
+  std::cout << "\n" << "verdict: " << compare::to_string(r.verdict) << (r.partial.empty() ? "" : " (partial)") << "\n";
+  // One line per candidate: its verdict and the reason (the deciding task's bound, flips, McNemar).
+  for (const compare::PairComparison& p : r.comparison.pairs)
+    if (p.gating) std::cout << "  " << compare::verdict_line(r.comparison, p) << "\n";
+  for (const std::string& p : r.partial) std::cout << "  partial: " << p << "\n";
+  std::cout << "report: " << r.main_report << "\n";
+  return r.exit_code;
+}
+
+int merge(const GateCli& o) {
+  check_merge_flags(o);
+  if (o.dry_run) {
+    const nlohmann::json j = gate::inspect_shards(o.merge);
+    if (o.json) {
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    std::cout << "merge: " << j["shards"].size() << " shard directories of " << (j["count"].is_null() ? std::string("?") : j["count"].dump())
+              << (j["ready"].get<bool>() ? ", ready" : ", not ready") << "; nothing is written\n";
+    for (const auto& s : j["shards"]) std::cout << "  shard " << s["shard"].get<std::string>() << ": " << s["dir"].get<std::string>() << "\n";
+    for (const auto& m : j["missing_shards"]) std::cout << "  missing: shard " << m.get<std::string>() << "\n";
+    for (const auto& u : j["unreadable"]) std::cout << "  not a shard: " << u.get<std::string>() << "\n";
+    for (const auto& u : j["unfinished_runs"]) std::cout << "  unfinished: " << u.get<std::string>() << "\n";
+    return 0;
+  }
+  if (o.out.empty()) throw Error("--merge: --out DIR missing: the directory for the merged gate and its reports");
+  std::cerr << "kvgate: gate: merging " << o.merge.size() << " shard directories -> " << o.out << "\n";
+  const gate::GateResult r =
+      gate::merge_gate_shards({.shard_dirs = o.merge, .out_dir = o.out, .allow_partial = o.allow_partial, .history_db = o.history});
+  print_runs(r);
+  return print_verdict(r);
+}
 
 int show_suite(const std::string& name) {
   const auto& builtins = gate::builtin_suites();
@@ -40,7 +102,12 @@ int run(const GateCli& o) {
     return 0;
   }
   if (!o.show_suite.empty()) return show_suite(o.show_suite);
-  if (o.out.empty()) throw Error("gate: --out DIR missing: the directory for trials, runs and reports (re-running resumes)");
+  if (o.json && !o.dry_run) throw Error("--json goes with --dry-run (the plan as JSON); the gate's own JSON is DIR/compare.json");
+  if (!o.merge.empty()) return merge(o);
+  if (o.allow_partial) throw Error("--allow-partial goes with --merge SHARD_DIR...: drop it");
+  if (o.shard_count && o.shard.empty() && !o.dry_run)
+    throw Error("--shard-count N goes with --shard auto (a Kubernetes Indexed Job's count) or --dry-run (a plan split N ways)");
+  if (o.out.empty() && !o.dry_run) throw Error("gate: --out DIR missing: the directory for trials, runs and reports (re-running resumes)");
   gate::GateOptions g;
   g.suite = gate::load_suite(o.suite);
   g.out_dir = o.out;
@@ -54,16 +121,29 @@ int run(const GateCli& o) {
   g.history_db = o.history;
   g.concurrency = o.concurrency;
   g.progress = o.progress;
+  if (!o.shard.empty()) g.shard = gate::resolve_shard(o.shard, o.shard_count, getenv_lookup);
+  if (o.dry_run) {
+    const nlohmann::json plan = gate::dry_run_plan(g, o.shard_count.value_or(0));
+    std::cout << (o.json ? plan.dump(2) + "\n" : gate::dry_run_text(plan));
+    return 0;
+  }
   std::string names;
   for (std::size_t i = 0; i < g.configs.size(); ++i) names += (i ? ", " : "") + g.configs[i].label + (i == 0 ? " (baseline)" : "");
   std::cerr << "kvgate: gate: suite " << g.suite.name << " (" << g.suite.source << "): " << names << " -> " << g.out_dir << "\n";
+  if (g.shard.active()) {
+    const std::string from = gate::describe_shard_source(o.shard, getenv_lookup);
+    std::cerr << "kvgate: gate: shard " << g.shard.index << "/" << g.shard.count << (from.empty() ? "" : " (" + from + ")") << "\n";
+  }
 
   const gate::GateResult r = gate::run_gate(g);
   if (r.stopped) return r.exit_code;
-  std::cout << "\n" << "verdict: " << compare::to_string(r.verdict) << "\n";
-  for (const std::string& reason : r.comparison.reasons) std::cout << "  " << reason << "\n";
-  std::cout << "report: " << r.main_report << "\n";
-  return r.exit_code;
+  if (g.shard.active()) {
+    std::cout << "shard " << g.shard.index << "/" << g.shard.count << " done: " << g.out_dir << "\n";
+    print_runs(r);
+    std::cout << "merge when every shard is done: kvgate gate --merge SHARD_DIR... --out DIR\n";
+    return 0;
+  }
+  return print_verdict(r);
 }
 
 }  // namespace
@@ -72,10 +152,11 @@ void register_gate(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<GateCli>();
   gate::Targets& t = o->targets;
   CLI::App* sub = app.add_subcommand("gate", "One command for the whole gate: suite -> trials -> runs -> compare -> reports, exit 0/1/3");
-  sub->add_option("--suite", o->suite, "Built-in suite (quick, ship, nightly) or a suite file (.yaml, .yml, .json)")->capture_default_str();
+  sub->add_option("--suite", o->suite, "Built-in suite (quick, ship, nightly, demo: --list-suites) or a suite file (.yaml, .yml, .json)")->capture_default_str();
   sub->add_option("--out", o->out, "Output directory: tasks, runs, reports (re-running with the same settings resumes)");
-  sub->add_option("--baseline", t.baseline_url, "Baseline endpoint base URL, e.g. http://localhost:8000/v1");
-  sub->add_option("--candidate", t.candidate_urls, "Candidate endpoint base URL (repeat for several)");
+  sub->add_option("--baseline", t.baseline_url,
+                  "Baseline endpoint base URL, e.g. http://localhost:8000/v1; URL,URL,... for replicas of one engine (requests spread over them)");
+  sub->add_option("--candidate", t.candidate_urls, "Candidate endpoint base URL (repeat for several candidates; URL,URL,... for replicas)");
   sub->add_option("--model", t.model, "Model name sent to the endpoints");
   sub->add_option("--api", t.api, "chat or completions (endpoints)")->check(CLI::IsMember({"chat", "completions"}))->capture_default_str();
   sub->add_option("--model-dir", t.model_dir, "Checkpoint for the reference decoder (default: the demo model, models/demo/)");
@@ -88,7 +169,7 @@ void register_gate(CLI::App& app, Commands& commands) {
   sub->add_option("--max-batch", t.max_batch, "Reference decoder: sequences decoded at once")->check(CLI::Range(1, 4096))->capture_default_str();
   sub->add_option("--baseline-label", t.baseline_label, "Name of the baseline in reports and under DIR/runs/");
   sub->add_option("--candidate-label", t.candidate_labels, "Name of a candidate (repeat, in order: endpoints, then KV formats)");
-  sub->add_option("--baseline-engine-log", t.baseline_engine_log, "The baseline server's startup log (provenance, issue #16)");
+  sub->add_option("--baseline-engine-log", t.baseline_engine_log, "The baseline server's startup log (provenance: docs/engine-log.md)");
   sub->add_option("--candidate-engine-log", t.candidate_engine_logs, "A candidate server's startup log (repeat, in --candidate order)");
   sub->add_option("--max-context", o->max_context, "The model's maximum context in tokens (default: read from the server or the checkpoint)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
@@ -106,12 +187,31 @@ void register_gate(CLI::App& app, Commands& commands) {
   sub->add_option("--ca-bundle", t.ca_bundle, "PEM file of CA certificates to trust")->check(CLI::ExistingFile);
   sub->add_option("--timeout", t.timeout_s, "Seconds per request")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_flag("--stream", t.stream, "Stream answers (SSE): records time to first token and inter-token latency");
+  sub->add_option("--shard", o->shard,
+                  "Run slice i of n of every configuration's trials into --out (a shard directory; all shards generate the same "
+                  "trials): i/n (from 0), or auto: Slurm's SLURM_ARRAY_TASK_ID (count from SLURM_ARRAY_TASK_COUNT or _MIN/_MAX) or a "
+                  "Kubernetes Indexed Job's JOB_COMPLETION_INDEX (count from --shard-count or KVGATE_SHARD_COUNT)");
+  sub->add_option("--shard-count", o->shard_count, "The number of shards for --shard auto (Kubernetes), or for the split --dry-run shows")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--merge", o->merge,
+                  "Join shard directories (the --out of each --shard run), compare and report into --out, exit with the verdict; "
+                  "missing shards or unfinished runs are named")
+      ->expected(1, -1);
+  sub->add_flag("--allow-partial", o->allow_partial, "With --merge: report what the shards hold when some are missing or unfinished (marked partial)");
+  sub->add_flag("--dry-run", o->dry_run,
+                "Print the plan and exit, sending nothing: per task and bucket the trials, repeats, requests, prompt and maximum "
+                "output tokens; per configuration and in all; with --shard or --shard-count what each shard gets. With --merge: "
+                "which shards are there and finished");
+  sub->add_flag("--json", o->json, "With --dry-run: the plan as JSON (schema kvgate-gate-plan/1)");
   sub->add_option("--show-suite", o->show_suite, "Print a suite (a built-in one's YAML, or a file as read) and exit");
   sub->add_flag("--list-suites", o->list_suites, "List the built-in suites and exit");
   sub->footer(
       "With no --baseline, --candidate or --model-dir: the demo model (models/demo/) through the reference decoder, bf16\n"
       "against fp8_e4m3 and int4_per_token_head. Prints the verdict and the report's path.\n"
+      "Past one machine: run `--shard i/n --out SHARD_DIR` (or --shard auto in a Slurm array or Kubernetes Indexed Job) on\n"
+      "each node, then `--merge SHARD_DIR... --out DIR` (docs/beyond-one-machine.md). A shard exits 0 when its runs are done.\n"
       "Exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input or usage.");
+  o->app = sub;
   commands.add(sub, [o] { return run(*o); });
 }
 

@@ -109,6 +109,40 @@ void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs) {
                                           (informative ? " gated tasks (" + std::to_string(informative) + " informative)" : " tasks"));
 }
 
+std::string verdict_line(const Comparison& c, const PairComparison& p) {
+  std::string line = c.runs[p.candidate].label + ": " + to_string(p.verdict);
+  const TaskComparison* decisive = nullptr;
+  std::size_t gated = 0;
+  const auto slack = [](const TaskComparison& t) { return t.ratio.lcb - t.margin; };
+  for (const TaskComparison& t : p.tasks) {
+    if (!t.gated) continue;
+    ++gated;
+    if (!decisive || (t.verdict == Verdict::fail && decisive->verdict != Verdict::fail) ||
+        (t.verdict == Verdict::inconclusive && decisive->verdict == Verdict::pass) ||
+        (t.verdict == decisive->verdict && t.verdict == Verdict::pass && slack(t) < slack(*decisive)))
+      decisive = &t;
+  }
+  if (!decisive) return line;
+  const TaskComparison& t = *decisive;
+  std::string why = t.task + ": ";
+  // A FAIL by error rate or a failed check says so (decide_task puts those reasons first).
+  const bool bound_decides = t.reference_metric > 0.0 && (t.verdict != Verdict::fail || (t.ratio.ucb && *t.ratio.ucb < t.margin));
+  if (!bound_decides) why += t.reasons.empty() ? std::string("undecided") : t.reasons.front();
+  else {
+    const std::string m = fixed(t.margin, 3);
+    why += (t.metric == "auc" ? "AUC ratio " : "ratio ") + fixed(t.ratio_estimate, 4) + ", ";
+    if (t.ratio.lcb > t.margin) why += "lower bound " + fixed(t.ratio.lcb, 4) + " > margin " + m;
+    else if (t.ratio.ucb && *t.ratio.ucb < t.margin) why += "upper bound " + fixed(*t.ratio.ucb, 4) + " < margin " + m;
+    else why += "bounds [" + fixed(t.ratio.lcb, 4) + ", " + (t.ratio.ucb ? fixed(*t.ratio.ucb, 4) : std::string("unbounded")) + "] hold margin " + m;
+    why += "; " + std::to_string(t.flips.lost) + " lost, " + std::to_string(t.flips.gained) + " gained, McNemar p " +
+           p_value(t.flips.mcnemar.exact);
+    if (t.verdict == Verdict::inconclusive && t.power.additional_trials)
+      why += "; about " + fixed(*t.power.additional_trials, 0) + " more trials would decide";
+  }
+  if (gated > 1) why += " (" + std::to_string(gated - 1) + " more gated task" + (gated > 2 ? "s" : "") + " in the report)";
+  return line + " (" + why + ")";
+}
+
 void decide_overall(Comparison& c) {
   c.reasons.clear();
   Verdict v = Verdict::pass;

@@ -15,4 +15,10 @@ void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& 
 void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs);
 void decide_overall(Comparison& c);
 
+// A gating pair's verdict and its reason in one line, for the last lines a user reads: the task
+// that decides (the failing one, else an undecided one, else the one nearest the margin), its
+// bound against the margin, flips and McNemar's p, e.g.
+// "int4: FAIL (multicode: AUC ratio 0.6825, upper bound 0.7696 < margin 0.950; 20 lost, 0 gained, McNemar p 1.91e-06)".
+std::string verdict_line(const Comparison& c, const PairComparison& p);
+
 }  // namespace kvgate::compare

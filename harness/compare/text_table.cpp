@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compare/gains_text.h"
+#include "compare/gate.h"
 #include "compare/number_format.h"
 
 namespace kvgate::compare {
@@ -128,6 +129,8 @@ std::string format_text(const Comparison& c) {
   out << "\nverdict: " << to_string(c.verdict);
   for (std::size_t i = 0; i < c.reasons.size(); ++i) out << (i == 0 ? " (" : ", ") << c.reasons[i];
   out << (c.reasons.empty() ? "" : ")") << "\n";
+  for (const PairComparison& p : c.pairs)
+    if (p.gating) out << "  " << verdict_line(c, p) << "\n";
   for (const std::string& w : c.warnings) out << "warning: " << w << "\n";
   return out.str();
 }

@@ -26,11 +26,25 @@ void check_label(const std::string& label, const std::string& flag) {
     throw Error(flag + " \"" + label + "\": a label names a directory under DIR/runs/: use 1-64 letters, digits, '-', '_' or '.'");
 }
 
-Configuration endpoint(const Targets& t, const std::string& url, std::string label, std::string log) {
+// "URL[,URL...]": replicas of one engine; the run spreads its requests over them.
+std::vector<std::string> replicas(const std::string& urls, const std::string& flag) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t comma = urls.find(',', from);
+    const std::string u = urls.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (u.empty()) throw Error(flag + " " + urls + ": an empty URL: give URL or URL,URL,... (replicas of one engine)");
+    out.push_back(u);
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
+}
+
+Configuration endpoint(const Targets& t, const std::string& url, const std::string& flag, std::string label, std::string log) {
   Configuration c{.label = std::move(label), .engine_log = std::move(log)};
   c.backend.kind = "openai";
   c.backend.http = runner::HttpBackendOptions{
-      .endpoints = {url},
+      .endpoints = replicas(url, flag),
       .model = t.model,
       .api = runner::parse_api(t.api),
       .stream = t.stream,
@@ -105,7 +119,7 @@ std::vector<Configuration> make_configurations(const Targets& t) {
     throw Error("--baseline-engine-log belongs to a --baseline URL (an engine's startup log): drop it for the reference decoder");
 
   std::vector<Configuration> out;
-  if (!t.baseline_url.empty()) out.push_back(endpoint(t, t.baseline_url, t.baseline_label.empty() ? "baseline" : t.baseline_label,
+  if (!t.baseline_url.empty()) out.push_back(endpoint(t, t.baseline_url, "--baseline", t.baseline_label.empty() ? "baseline" : t.baseline_label,
                                                       t.baseline_engine_log));
   else {
     const std::string f = t.baseline_kv.empty() ? "bf16" : t.baseline_kv;
@@ -116,7 +130,7 @@ std::vector<Configuration> make_configurations(const Targets& t) {
     std::string label = k < t.candidate_labels.size() ? t.candidate_labels[k]
                         : t.candidate_urls.size() == 1 ? "candidate"
                                                        : "candidate-" + std::to_string(i + 1);
-    out.push_back(endpoint(t, t.candidate_urls[i], std::move(label), i < t.candidate_engine_logs.size() ? t.candidate_engine_logs[i] : ""));
+    out.push_back(endpoint(t, t.candidate_urls[i], "--candidate", std::move(label), i < t.candidate_engine_logs.size() ? t.candidate_engine_logs[i] : ""));
   }
   for (const std::string& f : candidate_kv) {
     out.push_back(reference(t, model_dir, f, k < t.candidate_labels.size() ? t.candidate_labels[k] : f));

@@ -15,7 +15,7 @@ struct Configuration {
   std::string label{};         // DIR/runs/<label>/ and the name in reports
   runner::BackendOptions backend{};  // kind "openai" or "reference"
   std::string kv_format{};     // the decoder's format (reference); "" for an endpoint (its engine says)
-  std::string engine_log{};    // issue #16: the server's startup log, parsed into run.json
+  std::string engine_log{};    // the server's startup log, parsed into run.json (docs/engine-log.md)
 };
 
 // What the command line named.

@@ -1,21 +1,15 @@
 #include "gate/gate.h"
 
 #include <filesystem>
-#include <iostream>
 
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "compare/text_table.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "core/jsonl.h"
 #include "core/log.h"
-#include "core/manifest.h"
-#include "core/run_dir.h"
-#include "core/version.h"
+#include "core/sha256.h"
 #include "gate/engine_log.h"
-#include "gate/gate_reports.h"
-#include "gate/lengths.h"
+#include "gate/gate_dir.h"
+#include "gate/join_runs.h"
+#include "gate/plan.h"
 #include "gate/trial_gen.h"
 #include "runner/run_session.h"
 
@@ -26,18 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kGateSchema = "kvgate-gate/1";
-
-struct PlannedTask {
-  const TaskSpec* spec = nullptr;
-  std::vector<std::int64_t> buckets{};
-  std::string tasks_path{};
-};
-
-std::string task_file(const std::string& dir, const std::string& task) { return dir + "/tasks/" + task + ".jsonl"; }
-std::string run_dir(const std::string& dir, const std::string& label) { return dir + "/runs/" + label; }
-
-// What makes the trials: a resumed gate must generate the very same ones.
+// What makes the trials: a resumed gate, and every shard of one, must generate the very same ones.
 json generation_plan(const GateOptions& o, const std::vector<PlannedTask>& tasks, const TokenCounter* counter) {
   json t = json::array();
   for (const PlannedTask& p : tasks)
@@ -48,30 +31,6 @@ json generation_plan(const GateOptions& o, const std::vector<PlannedTask>& tasks
           {"token_counter", counter ? json(counter->source()) : json(nullptr)},
           {"golden_prompts", o.golden_prompts},
           {"gsm8k_data", o.gsm8k_data}};
-}
-
-// DIR/gate.json: the plan the trials came from and the configurations run so far. A re-run with the
-// same suite and inputs resumes; another one is refused rather than mixing two gates in one DIR.
-void check_or_record_plan(const std::string& dir, const json& plan) {
-  const std::string path = dir + "/gate.json";
-  if (fs::exists(path)) {
-    const json old = json::parse(read_file(path), nullptr, false);
-    if (old.is_discarded() || !old.is_object() || old.value("schema", "") != kGateSchema)
-      throw Error(path + ": not a kvgate gate record: pass another --out (an empty or new directory)");
-    if (old.value("plan", json()) != plan) {
-      std::string what;
-      const json& a = old["plan"];
-      for (const char* k : {"suite", "seed", "tasks", "token_counter", "golden_prompts", "gsm8k_data"})
-        if (a.value(k, json()) != plan.value(k, json())) what += (what.empty() ? "" : ", ") + std::string(k);
-      throw Error(dir + ": holds a gate made with another " + (what.empty() ? std::string("plan") : what) +
-                  "; its trials and runs belong to that one: re-run with the same suite and inputs to resume, or pass another --out");
-    }
-    return;
-  }
-  write_file_atomic(path, json{{"schema", kGateSchema}, {"kvgate_version", version()}, {"created_at", utc_now_rfc3339()},
-                               {"plan", plan}}
-                              .dump(2) +
-                              "\n");
 }
 
 std::unique_ptr<TokenCounter> open_counter(const GateOptions& o, const std::vector<PlannedTask>& tasks) {
@@ -92,47 +51,6 @@ std::unique_ptr<TokenCounter> open_counter(const GateOptions& o, const std::vect
   return make_estimating_token_counter();
 }
 
-// One configuration's task runs joined into DIR/runs/<label>/ (run.json + results.jsonl): what
-// compare reads, and what `kvgate compare` and `kvgate report` read too.
-std::shared_ptr<const RunDir> join_runs(const std::string& dir, const Configuration& c, const std::vector<PlannedTask>& tasks) {
-  auto joined = std::make_shared<RunDir>();
-  joined->path = run_dir(dir, c.label);
-  RunManifest& m = joined->manifest;
-  json per_task = json::object();
-  std::string results;
-  for (const PlannedTask& p : tasks) {
-    const std::string sub = joined->path + "/" + p.spec->task;
-    RunDir r = load_run_dir(sub);
-    if (m.kvgate_version.empty()) {
-      m = r.manifest;
-      m.extra = json::object();
-      m.sampling = json::object();
-      m.tasks_path = dir + "/tasks";
-      m.tasks_sha256.clear();
-    }
-    if (!r.manifest.started_at.empty() && (m.started_at.empty() || r.manifest.started_at < m.started_at))
-      m.started_at = r.manifest.started_at;
-    if (r.manifest.ended_at > m.ended_at) m.ended_at = r.manifest.ended_at;
-    per_task[p.spec->task] = {{"run", sub},
-                              {"tasks_path", r.manifest.tasks_path},
-                              {"tasks_sha256", r.manifest.tasks_sha256},
-                              {"sampling", r.manifest.sampling},
-                              {"repeats", p.spec->repeats},
-                              {"summary", r.manifest.extra.value("summary", json())}};
-    for (ResultRecord& rec : r.results.records) {
-      results += to_json(rec).dump() + "\n";
-      joined->results.records.push_back(std::move(rec));
-    }
-    joined->results.torn_tail_bytes += r.results.torn_tail_bytes;
-  }
-  m.label = c.label;
-  m.extra["gate_tasks"] = per_task;
-  m.extra["joined_by"] = "kvgate gate: the task runs under this directory, one after another";
-  write_file_atomic(results_path(joined->path), results);
-  write_manifest(manifest_path(joined->path), m);
-  return joined;
-}
-
 }  // namespace
 
 compare::CompareOptions compare_options(const Suite& suite) {
@@ -146,78 +64,65 @@ compare::CompareOptions compare_options(const Suite& suite) {
 
 GateResult run_gate(const GateOptions& o) {
   if (o.configs.size() < 2) throw Error("gate: needs a baseline and at least one candidate");
-  if (o.suite.history && o.history_db.empty())
+  // A shard compares nothing: the history is appended by the merge.
+  if (o.suite.history && o.history_db.empty() && !o.shard.active())
     throw Error("--suite " + o.suite.name + ": this suite keeps a history: pass --history FILE (e.g. --history nightly/history.jsonl)");
   for (const Configuration& c : o.configs) check_engine_log(c);
   make_directories(o.out_dir);
   GateResult result;
+  result.shard = o.shard;
 
   // The model's context bounds the buckets: the servers' or the checkpoint's, or --max-context.
-  std::int64_t max_context = o.max_context;
-  std::string context_source = "--max-context";
-  if (max_context == 0) max_context = discover_max_context(o.configs, &context_source);
-  if (max_context > 0) log_info("gate: maximum context " + std::to_string(max_context) + " tokens (" + context_source + ")");
-
-  std::vector<PlannedTask> tasks;
-  for (const TaskSpec& t : o.suite.tasks) {
-    if (t.optional && t.task == "golden" && o.golden_prompts.empty() && !t.options.contains("prompts")) {
-      result.skipped_tasks.push_back(t.task);
-      log_info("gate: " + t.task + " skipped: no prompts given (--golden FILE adds your production prompts)");
-      continue;
-    }
-    PlannedTask p{.spec = &t, .tasks_path = task_file(o.out_dir, t.task)};
-    if (t.lengths) {
-      const ResolvedLengths l = resolve_lengths(*t.lengths, max_context, generation_reserve(t), t.where);
-      if (!l.dropped.empty()) {
-        std::string d;
-        for (std::int64_t b : l.dropped) d += (d.empty() ? "" : ", ") + std::to_string(b);
-        log_warn(t.where + ": buckets " + d + " are beyond the model's context less the generated tokens (" +
-                 std::to_string(l.limit) + "): left out");
-      }
-      p.buckets = l.buckets;
-    }
-    tasks.push_back(std::move(p));
-  }
-  if (tasks.empty()) throw Error("--suite " + o.suite.name + ": every task was skipped: nothing to gate");
-
-  result.max_context = max_context;
-  if (max_context > 0) result.max_context_source = context_source;
+  const GatePlan plan = plan_gate(o, true);
+  const std::vector<PlannedTask>& tasks = plan.tasks;
+  result.skipped_tasks = plan.skipped_tasks;
+  result.max_context = plan.max_context;
+  result.max_context_source = plan.max_context_source;
   for (const PlannedTask& p : tasks)
     result.tasks.push_back({.task = p.spec->task, .tasks_path = p.tasks_path, .buckets = p.buckets});
   const std::unique_ptr<TokenCounter> counter = open_counter(o, tasks);
-  check_or_record_plan(o.out_dir, generation_plan(o, tasks, counter.get()));
+  check_or_record_plan(o.out_dir, generation_plan(o, tasks, counter.get()), o.shard);
 
-  // 1. Trials, once.
+  // 1. Trials, once; every shard generates all of them (their sha256 in gate.json shows it).
   make_directories(o.out_dir + "/tasks");
+  std::map<std::string, std::string> sha;
   for (const PlannedTask& p : tasks) {
     if (fs::exists(p.tasks_path)) {
       log_info("gate: " + p.spec->task + ": trials already in " + p.tasks_path);
-      continue;
+    } else {
+      const std::vector<Trial> trials =
+          generate_task(*p.spec, p.buckets,
+                        {.seed = o.suite.seed, .counter = counter.get(), .golden_prompts = o.golden_prompts, .gsm8k_data = o.gsm8k_data,
+                         .threads = o.gen_threads});
+      if (trials.empty()) throw Error(p.spec->where + ": the generator made no trials: check the task's options");
+      write_tasks(p.tasks_path, trials);
+      log_info("gate: " + p.spec->task + ": " + std::to_string(trials.size()) + " trials -> " + p.tasks_path);
     }
-    const std::vector<Trial> trials =
-        generate_task(*p.spec, p.buckets,
-                      {.seed = o.suite.seed, .counter = counter.get(), .golden_prompts = o.golden_prompts, .gsm8k_data = o.gsm8k_data,
-                       .threads = o.gen_threads});
-    if (trials.empty()) throw Error(p.spec->where + ": the generator made no trials: check the task's options");
-    write_tasks(p.tasks_path, trials);
-    log_info("gate: " + p.spec->task + ": " + std::to_string(trials.size()) + " trials -> " + p.tasks_path);
+    sha[p.spec->task] = sha256_file(p.tasks_path);
   }
+  record_trials_and_configurations(o.out_dir, sha, o.configs,
+                                   {{"suite_source", o.suite.source},
+                                    {"max_context", plan.max_context},
+                                    {"max_context_source", plan.max_context_source},
+                                    {"skipped_tasks", plan.skipped_tasks}});
 
   // 2. Every configuration on every task (each run resumes what its journal holds).
   const std::size_t total = o.configs.size() * tasks.size();
   std::size_t step = 0;
+  const std::string shard_note = o.shard.active() ? " (shard " + shard_text(o.shard) + ")" : "";
   for (const Configuration& c : o.configs)
     for (const PlannedTask& p : tasks) {
       ++step;
-      log_info("gate: [" + std::to_string(step) + "/" + std::to_string(total) + "] " + c.label + " / " + p.spec->task);
+      log_info("gate: [" + std::to_string(step) + "/" + std::to_string(total) + "] " + c.label + " / " + p.spec->task + shard_note);
       runner::RunSessionOptions s;
       s.tasks_path = p.tasks_path;
-      s.out_dir = run_dir(o.out_dir, c.label) + "/" + p.spec->task;
+      s.out_dir = o.out_dir + "/runs/" + c.label + "/" + p.spec->task;
       s.label = c.label;
       s.backend = c.backend;
       s.kv_format = c.kv_format;
       s.sampling = p.spec->sampling;
       s.repeats = p.spec->repeats;
+      s.shard = o.shard;
       s.concurrency = o.concurrency;
       s.progress = o.progress;
       s.max_error_rate = 1.0;  // the comparison gates the error rate (the suite's max_error_rate)
@@ -228,15 +133,20 @@ GateResult run_gate(const GateOptions& o) {
         result.exit_code = r.exit_code;
         return result;
       }
+      result.runs.push_back({.label = c.label,
+                             .task = p.spec->task,
+                             .dir = s.out_dir,
+                             .results = r.summary.value("results", std::size_t{0}),
+                             .expected = r.summary.value("expected", std::size_t{0}),
+                             .complete = r.summary.value("complete", false)});
     }
 
-  // 3. Join, compare, report.
-  std::vector<std::shared_ptr<const RunDir>> runs;
-  for (const Configuration& c : o.configs) runs.push_back(join_runs(o.out_dir, c, tasks));
-  result.comparison = compare::compare_loaded(runs, compare_options(o.suite));
-  result.verdict = result.comparison.verdict;
-  result.exit_code = compare::exit_code(result.verdict);
-  write_gate_reports(result, o);
+  // 3. Join, compare, report; a shard leaves that to the merge.
+  if (o.shard.active()) {
+    result.exit_code = 0;
+    return result;
+  }
+  compare_and_report(result, o, tasks);
   return result;
 }
 

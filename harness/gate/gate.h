@@ -3,7 +3,9 @@
 // (DIR/runs/<label>/<task>/, resumable: re-running continues where it stopped), joins each
 // configuration's runs (DIR/runs/<label>/run.json + results.jsonl, which `kvgate compare` reads as
 // they are), compares candidates with the baseline, writes the reports (DIR/report.*), appends to
-// the history when asked, and returns the verdict (exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE).
+// the history when asked, and returns the verdict (exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE). With a
+// shard (i/n) it generates every trial the same way but runs only slice i of each task on every
+// configuration, and stops there: `merge_gate_shards` (gate/merge_shards.h) joins, compares and reports.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,6 +14,7 @@
 #include "compare/comparison.h"
 #include "gate/configurations.h"
 #include "gate/suite.h"
+#include "runner/work_plan.h"
 
 namespace kvgate::gate {
 
@@ -29,6 +32,7 @@ struct GateOptions {
   int concurrency = 8;
   std::string progress = "auto";  // per run, as `kvgate run --progress`
   int gen_threads = 0;
+  runner::Shard shard{};  // active: run this slice only, no comparison (DIR is a shard directory)
 };
 
 struct GateReport {
@@ -51,6 +55,16 @@ struct GateResult {
   std::vector<TaskPlan> tasks{};
   std::int64_t max_context = 0;  // 0: unknown
   std::string max_context_source{};
+  // Each configuration's run of each task: results held and expected (of this shard when sharded).
+  struct RunStatus {
+    std::string label{}, task{}, dir{};
+    std::size_t results = 0, expected = 0;
+    bool complete = false;
+  };
+  std::vector<RunStatus> runs{};
+  runner::Shard shard{};  // active: a shard's runs only; no comparison, no reports
+  std::vector<std::string> merged_from{};  // a merged gate: the shard directories it joined
+  std::vector<std::string> partial{};      // a merged gate with --allow-partial: what is missing (empty: nothing)
 };
 
 GateResult run_gate(const GateOptions& options);

@@ -89,7 +89,7 @@ json gate_record(const GateResult& r, const GateOptions& o) {
   for (const GateResult::TaskPlan& t : r.tasks) tasks.push_back({{"task", t.task}, {"buckets", t.buckets}, {"tasks", t.tasks_path}});
   json files = json::object();
   for (const GateReport& f : r.reports) files[f.format] = f.path;
-  return {{"suite", o.suite.name},
+  json record = {{"suite", o.suite.name},
           {"suite_source", o.suite.source},
           {"out", o.out_dir},
           {"configurations", configs},
@@ -99,6 +99,9 @@ json gate_record(const GateResult& r, const GateOptions& o) {
           {"max_context_source", r.max_context_source.empty() ? json(nullptr) : json(r.max_context_source)},
           {"reports", files},
           {"history", o.history_db.empty() ? json(nullptr) : json(o.history_db)}};
+  // A gate merged from shards: which, and (--allow-partial) what was missing.
+  if (!r.merged_from.empty()) record["shards"] = {{"merged_from", r.merged_from}, {"partial", !r.partial.empty()}, {"missing", r.partial}};
+  return record;
 }
 
 void write_gate_reports(GateResult& r, const GateOptions& o) {

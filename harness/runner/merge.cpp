@@ -40,7 +40,9 @@ json merge_runs(const MergeOptions& o) {
       first_identity = &*it;
       continue;
     }
-    const auto diffs = identity_differences(*first_identity, *it, {"shard"});
+    std::set<std::string> ignore = o.may_differ;
+    ignore.insert("shard");
+    const auto diffs = identity_differences(*first_identity, *it, ignore);
     if (!diffs.empty()) {
       std::string list;
       for (const auto& d : diffs) list += "\n  " + d;

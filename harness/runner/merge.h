@@ -2,6 +2,7 @@
 // spread over machines (--shard i/n), into one run directory that `compare` reads like any other
 // and that `kvgate run` can resume if parts are missing.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ struct MergeOptions {
   std::vector<std::string> dirs;
   std::string out;
   bool allow_partial = false;  // shards missing from i/n are allowed (resume the merge to fill them)
+  // Identity keys besides the shard that may differ between inputs: a gate's shards on a cluster
+  // each reach their own replica of the engine ("endpoints"); run.json keeps every shard's engine.
+  std::set<std::string> may_differ{};
 };
 
 // Checks the inputs (same identity but for the shard, distinct shards, no pair twice), writes
