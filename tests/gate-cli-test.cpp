@@ -53,7 +53,7 @@ tasks:
 TEST_CASE("gate cli: built-in suites are listed and shown", "[gate][e2e]") {
   auto r = run_kvgate({"gate", "--list-suites"});
   REQUIRE(r.exit_code == 0);
-  for (const char* s : {"quick\t", "ship\t", "nightly\t"}) CHECK_THAT(r.out, contains(s));
+  for (const char* s : {"quick\t", "ship\t", "nightly\t", "demo\t"}) CHECK_THAT(r.out, contains(s));
   r = run_kvgate({"gate", "--show-suite", "ship"});
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, contains("suite: ship"));
@@ -69,7 +69,7 @@ TEST_CASE("gate cli: bad suites and flags exit 2 with the fix", "[gate][e2e]") {
   CHECK_THAT(r.err, contains(dir.file("bad.yaml") + ":5: tasks[0].per_bucket: must be in [1, "));
   r = run_kvgate({"gate", "--suite", "fast", "--out", dir.file("g")});
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, contains("--suite fast: not a built-in suite (nightly, quick, ship)"));
+  CHECK_THAT(r.err, contains("--suite fast: not a built-in suite (demo, nightly, quick, ship)"));
   r = run_kvgate({"gate", "--out", dir.file("g"), "--baseline", "http://127.0.0.1:9/v1", "--model", "m"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, contains("no candidate"));

@@ -69,3 +69,36 @@ TEST_CASE("gate demo: quick on the demo model on CPU; the zeroed-V candidate FAI
   CHECK(again.exit_code == 1);
   CHECK_THAT(again.err, contains("0 to run"));
 }
+
+TEST_CASE("gate demo: the demo suite decides both ways on the CPU: int8 per token-head PASSes, int4 FAILs", "[gate][e2e]") {
+  // scripts/demo's promise, on the path a machine without a GPU takes. Measured (docs/suites.md):
+  // int8_per_token_head loses none of the 64 trials (AUC lower bound 0.959), int4_per_token_head
+  // about a third (upper bound 0.77).
+  REQUIRE(fs::is_regular_file("models/demo/config.json"));
+  kvtest::TempDir dir;
+  const std::string out = dir.file("gate");
+  const auto r = run_kvgate({"gate", "--suite", "demo", "--out", out, "--model-dir", "models/demo", "--baseline-kv", "bf16", "--candidate-kv",
+                             "int8_per_token_head,int4_per_token_head", "--device", "cpu", "--concurrency", "2", "--progress", "none"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 1);
+  CHECK_THAT(r.out, contains("verdict: FAIL"));
+  // The last lines: each candidate's verdict with its reason, then the report.
+  CHECK_THAT(r.out, contains("  int8_per_token_head: PASS (multicode: AUC ratio 1.0000, lower bound 0.95"));
+  CHECK_THAT(r.out, contains("  int4_per_token_head: FAIL (multicode: AUC ratio "));
+  CHECK_THAT(r.out, contains("< margin 0.950; "));
+  CHECK_THAT(r.out, contains("report: " + out + "/report.html"));
+  const json j = json::parse(kvgate::read_file(out + "/compare.json"));
+  for (const json& p : j["pairs"]) {
+    if (!p["gating"].get<bool>()) continue;
+    const json& t = p["tasks"][0];
+    INFO(p["candidate_label"].get<std::string>());
+    CHECK(t["reference_metric"].get<double>() > 0.9);
+    if (p["candidate_label"] == "int8_per_token_head") {
+      CHECK(p["verdict"] == "PASS");
+      CHECK(t["flips"]["lost"] == 0);
+    } else {
+      CHECK(p["verdict"] == "FAIL");
+      CHECK(t["flips"]["lost"].get<int>() >= 10);
+    }
+  }
+}

@@ -36,7 +36,7 @@ const g::TaskSpec& task(const g::Suite& s, const std::string& name) {
 }  // namespace
 
 TEST_CASE("suite: the built-in suites load and say what they gate", "[suite]") {
-  REQUIRE(g::builtin_suites().size() == 3);
+  REQUIRE(g::builtin_suites().size() == 4);
 
   const g::Suite quick = g::load_suite("quick");
   CHECK(quick.name == "quick");
@@ -54,6 +54,17 @@ TEST_CASE("suite: the built-in suites load and say what they gate", "[suite]") {
   }
   CHECK(quick.tasks[0].gate);  // NIAH gates
   CHECK(quick.tasks[1].gate);  // and multi-code (the demo model retrieves since v3)
+
+  // demo: one gated task, two buckets of at least 26 trials, so that a format without a loss can
+  // PASS (64 lossless trials bound the AUC ratio at 0.959; 52 at one bucket's 0.950).
+  const g::Suite demo = g::load_suite("demo");
+  REQUIRE(demo.tasks.size() == 1);
+  CHECK(demo.tasks[0].task == "multicode");
+  CHECK(demo.tasks[0].gate);
+  REQUIRE(demo.tasks[0].lengths);
+  CHECK(demo.tasks[0].lengths->list.size() == 2);
+  CHECK(demo.tasks[0].per_bucket * 2 >= 52);
+  CHECK(demo.tasks[0].sampling.temperature == 0.0);
 
   const g::Suite ship = g::load_suite("ship");
   CHECK_FALSE(ship.history);
@@ -156,7 +167,7 @@ TEST_CASE("suite: bad input is named with file, line, key and fix", "[suite]") {
   CHECK(yaml_error("suite: x\ntasks: [{task: gsm8k, style: chat, limit: 5}]\n").empty());
 
   kvtest::TempDir dir;
-  CHECK_THROWS_WITH(g::load_suite("qick"), contains("not a built-in suite (nightly, quick, ship)"));
+  CHECK_THROWS_WITH(g::load_suite("qick"), contains("not a built-in suite (demo, nightly, quick, ship)"));
   CHECK_THROWS_WITH(g::load_suite(dir.file("none.yaml")), contains("no such file"));
   kvtest::write_text(dir.file("bad.json"), "{suite: x}");
   CHECK_THROWS_WITH(g::load_suite(dir.file("bad.json")), contains("not valid JSON"));
