@@ -1,42 +1,21 @@
 // `kvgate gate` through the binary: built-in suites listed and shown, bad suites and flags refused
 // with exit 2, and a gate against local servers that prints the verdict and the report's path and
 // exits with the verdict.
-#include <chrono>
-#include <regex>
-#include <thread>
 
 #include "catch_compat.hpp"
 #include "core/jsonl.h"
-#include "local_server.h"
+#include "niah_server.h"
 #include "test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;
+using kvtest::NiahServer;
 using nlohmann::json;
 
 namespace {
 
-// Answers NIAH questions from the haystack (perfect), or never (broken).
-struct NiahServer : kvtest::LocalServer {
-  explicit NiahServer(bool perfect) {
-    server.Post("/v1/chat/completions", [perfect](const httplib::Request& req, httplib::Response& res) {
-      const std::string prompt = json::parse(req.body)["messages"].back()["content"].get<std::string>();
-      std::string answer = "No idea.";
-      std::smatch m, v;
-      if (perfect && std::regex_search(prompt, m, std::regex("special magic \\w+ for (\\S+) mentioned in the provided text\\?")) &&
-          std::regex_search(prompt, v, std::regex("special magic \\w+ for " + m[1].str() + " is: (\\S+)\\.")))
-        answer = v[1].str();
-      const json choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", answer}}}, {"finish_reason", "stop"}};
-      res.set_content(json{{"id", "x"}, {"object", "chat.completion"}, {"model", "m"}, {"choices", {choice}}}.dump(), "application/json");
-    });
-    start();
-    // Destroyed before listen() runs, httplib would miss the stop: wait until it listens.
-    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 // margin 0.8: the 12 trials of an identical candidate show at most 12 / (12 + z^2) = 0.816
-// (compare's variance floor); the default 0.95 would take 52.
+// (Tang's score bound); the default 0.95 would take 52.
 const char* kSuite = R"(suite: cli-niah
 seed: 5
 margin: 0.8

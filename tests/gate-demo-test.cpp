@@ -72,8 +72,8 @@ TEST_CASE("gate demo: quick on the demo model on CPU; the zeroed-V candidate FAI
 
 TEST_CASE("gate demo: the demo suite decides both ways on the CPU: int8 per token-head PASSes, int4 FAILs", "[gate][e2e]") {
   // scripts/demo's promise, on the path a machine without a GPU takes. Measured (docs/suites.md):
-  // int8_per_token_head loses none of the 64 trials (AUC lower bound 0.959), int4_per_token_head
-  // about a third (upper bound 0.77).
+  // int8_per_token_head loses none of the 64 trials (AUC lower bound 0.958), int4_per_token_head
+  // 20 (upper bound 0.766).
   REQUIRE(fs::is_regular_file("models/demo/config.json"));
   kvtest::TempDir dir;
   const std::string out = dir.file("gate");

@@ -13,33 +13,16 @@
 #include "core/jsonl.h"
 #include "core/sha256.h"
 #include "driver_test_util.h"
-#include "local_server.h"
+#include "niah_server.h"
 #include "test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;
+using kvtest::NiahServer;
 using nlohmann::json;
 
 namespace {
 
-// Answers NIAH questions from the haystack (perfect), or never (broken); delay_ms before each answer.
-struct NiahServer : kvtest::LocalServer {
-  explicit NiahServer(bool perfect, int delay_ms = 0) {
-    server.Post("/v1/chat/completions", [perfect, delay_ms](const httplib::Request& req, httplib::Response& res) {
-      if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-      const std::string prompt = json::parse(req.body)["messages"].back()["content"].get<std::string>();
-      std::string answer = "No idea.";
-      std::smatch m, v;
-      if (perfect && std::regex_search(prompt, m, std::regex("special magic \\w+ for (\\S+) mentioned in the provided text\\?")) &&
-          std::regex_search(prompt, v, std::regex("special magic \\w+ for " + m[1].str() + " is: (\\S+)\\.")))
-        answer = v[1].str();
-      const json choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", answer}}}, {"finish_reason", "stop"}};
-      res.set_content(json{{"id", "x"}, {"object", "chat.completion"}, {"model", "m"}, {"choices", {choice}}}.dump(), "application/json");
-    });
-    start();
-    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
 
 // Two gated tasks; margin 0.8 lets 16 identical trials a task PASS (0.95 would take 52).
 const char* kSuite = R"(suite: shards

@@ -70,7 +70,7 @@ struct ReaderServer : kvtest::LocalServer {
 };
 
 // A small suite: NIAH and multi-code at two buckets. Identical runs of n trials a task show at
-// most n / (n + z^2) (compare's variance floor: 12 trials 0.816, 6 trials 0.689; 0.95 takes 52), so
+// most n / (n + z^2) (the score bound: 12 trials 0.816, 6 trials 0.689; 0.95 takes 52), so
 // tests that want identical runs to PASS with few trials set a margin that few trials can show.
 g::Suite small_suite(int per_bucket, bool gate_multicode = true, const std::string& lengths = "[1024, 2048]",
                      const std::string& margin = "0.95") {

@@ -187,12 +187,15 @@ inline Tally simulate(const Scenario& s, double ratio, int sims, std::uint64_t s
   return t;
 }
 
+// "baseline 0.90, n 100, losses only"
+inline std::string cell_name(double level, int n, Discordance d) {
+  return "baseline " + std::to_string(level).substr(0, 4) + ", n " + std::to_string(n) +
+         (d == Discordance::two_way ? ", two-way" : ", losses only");
+}
+
 // The grid's scenarios by name (docs/gate-bound.md lists them).
 inline Scenario four_buckets(double level, int n, Discordance d) {
-  Scenario s{.name = "4 buckets, baseline " + std::to_string(level).substr(0, 4) + ", n " + std::to_string(n) +
-                     (d == Discordance::two_way ? ", two-way" : ", losses only"),
-             .buckets = {},
-             .discordance = d};
+  Scenario s{.name = "4 buckets, " + cell_name(level, n, d), .buckets = {}, .discordance = d};
   for (std::int64_t tokens : {4096, 8192, 16384, 32768}) s.buckets.push_back({.tokens = tokens, .trials = n / 4, .level = level});
   return s;
 }
@@ -235,10 +238,7 @@ inline Scenario fractional(int n) {
 
 // One bucket of 0/1 pairs (Tang's case), for comparison.
 inline Scenario one_bucket(double level, int n, Discordance d) {
-  Scenario s{.name = "1 bucket, baseline " + std::to_string(level).substr(0, 4) + ", n " + std::to_string(n) +
-                     (d == Discordance::two_way ? ", two-way" : ", losses only"),
-             .buckets = {},
-             .discordance = d};
+  Scenario s{.name = "1 bucket, " + cell_name(level, n, d), .buckets = {}, .discordance = d};
   s.buckets.push_back({.tokens = 8192, .trials = n, .level = level});
   return s;
 }
