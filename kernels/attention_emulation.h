@@ -1,4 +1,4 @@
-// Engine-kernel emulation of the attention (issue #12; --kernel-switches): the numerics of
+// Engine-kernel emulation of the attention (--kernel-switches): the numerics of
 // FlashAttention-3's FP8 path on Hopper, kept apart from the KV storage format so storage loss and
 // kernel loss can be told apart. Off by default (exact fp32 attention). The CPU twin
 // (attention_emulated_ref.cpp) and the CUDA generic kernel (paged_attention.cu) follow the same

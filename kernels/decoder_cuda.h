@@ -1,4 +1,4 @@
-// The CUDA kernels of the reference decoder's forward pass (issue #12), on device pointers and one
+// The CUDA kernels of the reference decoder's forward pass, on device pointers and one
 // stream. Each has a CPU twin in ops_ref.h (tests/test-kernels.cpp checks both): embedding,
 // RMSNorm (also Qwen3's q/k norm), RoPE, SwiGLU, residual add, greedy sampling, and the GEMM
 // through cuBLAS (bf16 operands, fp32 accumulation and output). The residual stream and every

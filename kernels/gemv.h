@@ -1,4 +1,4 @@
-// Hand-written GEMV for decode steps of 1-4 rows (issue #12): y[rows][cols] = in(x)[rows][k] W^T,
+// Hand-written GEMV for decode steps of 1-4 rows: y[rows][cols] = in(x)[rows][k] W^T,
 // W bf16 [cols][k], fp32 accumulation, like the cuBLAS bf16 GEMM (decoder_cuda.h's Gemm) but
 // streaming the weights near copy bandwidth, and with the kernel before it fused in as the input
 // step, so a decode step launches fewer kernels:

@@ -345,7 +345,7 @@ __device__ BlockWork block_work(const PagedAttentionArgs& a) {
 // cp.async of one page's K or V region (kBytes, contiguous in the pool) into shared memory, chunk
 // i = threadIdx.x + kThreads * j by this thread: a compile-time trip count. A generic loop (i / chunks
 // per row, a runtime trip count) was ~230 of the tensor-core kernel's ~600 instructions a warp a
-// page; dropping them moved its time by 0-7% (stop 26): the kernel waits on dependent latencies more
+// page; dropping them moved its time by 0-7%: the kernel waits on dependent latencies more
 // than on issue slots.
 template <int kBytes>
 __device__ __forceinline__ void copy_region(std::uint8_t* dst, const std::uint8_t* src) {
@@ -361,7 +361,7 @@ __device__ __forceinline__ void copy_region(std::uint8_t* dst, const std::uint8_
 
 // Page `page_id`'s K and V regions of KV head kvh in the pools (each contiguous: kRegionK and
 // kRegionV bytes); a ring stage holds them in that order. A pool laid out [KV head][page] instead
-// (a sequence's pages one run per head) timed the same on the tensor-core kernel (stop 35).
+// (a sequence's pages one run per head) timed the same on the tensor-core kernel.
 template <Fmt F>
 struct PageRegions {
   static constexpr int kRegionK = kPage * Traits<F>::kKBytes, kRegionV = kPage * Traits<F>::kVBytes;
@@ -434,9 +434,8 @@ __device__ __forceinline__ void merge_partial(float& mx, float& sum, float4& num
 // output, by kMergeThreads threads: warp w takes vector w % kNQ over slice w / kNQ of the splits, its
 // lanes 4 dimensions each, in one online pass (each split's max, sum and partial loaded together,
 // kBatch splits' loads issued before any is used: the loads are what a merge waits on); then the
-// slices merge in order through shared memory. Until stop 35 a warp took every split of its vector
-// in two passes, 8 splits' loads at a time: 3.0-3.5 us a launch at 8K/32K tokens, 6.6 us at 128K and
-// batch 1 (49 splits, 8 blocks); now 2.4-2.8 and 4.7-4.9 us (block timelines, decode_timeline.py).
+// slices merge in order through shared memory: 2.4-2.8 us a launch at 8K/32K tokens, 4.7-4.9 us at
+// 128K and batch 1 (docs/bench-notes/decode-timeline-merge-h200-2026-12-03.txt).
 // The order of the sums is fixed: the result does not depend on which block ran when. Every thread
 // of the block calls it (one barrier inside).
 __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0, int nq, int splits) {
@@ -487,14 +486,9 @@ __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0
 
 // The block's result from the warps' partials, which the caller wrote at the ring's start (wacc
 // [warps][4][128], then wm and wl [warps][4]) before a barrier: merged across warps, V's transform
-// applied, stored to the workspace for the split merge (decode_combine_kernel). Merging in the
-// last block of each split group instead (a threadfence reduction) saved one launch, 3 µs a layer
-// at batch 1, but its code alone, never executed, made the CUDA-core kernel 25% slower at 32K
-// tokens (bf16 188 against 150 µs, the same machine): not kept. Stop 36 tried it in both kernels (a
-// counter per split group, the last block merging with its 4 warps): present but not executed, it
-// again made the CUDA-core bf16 kernel ~25% slower (174-184 against 140-144 µs) and the tensor-core
-// 8-bit formats 6-10% slower (ptxas schedules the same page loop differently); executed, it gained
-// ~1 µs a launch at 8K/32K and lost 4-5 µs at 128K (8 blocks merging 49 splits each): not kept.
+// applied, stored to the workspace for the split merge (decode_combine_kernel), a launch of its
+// own: merging in the last block of each split group makes ptxas schedule the page loop worse
+// even where that code never runs (docs/bench-notes/decode-4bit-nibbles-h200-2026-12-03.txt).
 template <Fmt F>
 __device__ void finish_block(const KvLayerCodec& c, const PagedAttentionArgs& a, const BlockWork& w, float* wacc) {
   float* wm = wacc + kWarps * kNQ * kD;
@@ -931,10 +925,9 @@ __device__ __forceinline__ float ggml_scale(const std::uint8_t* row, int b) {
   return half_at(row + ggml_block_bytes<F>() * b);
 }
 // (x & m) | C in one LOP3, m in a register. Written in C++, ptxas emits two (an AND, then an OR: a
-// LOP3 takes one immediate), and the 4-bit formats' nibble decoding is mostly these. Stop 36: LOP3
-// was 25% of int4_per_token_head's executed instructions (Nsight Compute, 165 a warp a page); with
-// this, 44.5 M -> 40.3 M instructions a 32K launch, int4_per_token_head 94-95 -> 88 us, q4_0 102 ->
-// 98.5, turboquant_k8v4 87.5 -> 84.5 (the same call).
+// LOP3 takes one immediate), and the 4-bit formats' nibble decoding is mostly these: LOP3 is a
+// quarter of int4_per_token_head's executed instructions
+// (docs/bench-notes/decode-4bit-nibbles-h200-2026-12-03.txt).
 template <std::uint32_t C>
 __device__ __forceinline__ std::uint32_t and_or(std::uint32_t x, std::uint32_t m) {
   std::uint32_t r;
@@ -960,9 +953,8 @@ __device__ __forceinline__ std::uint32_t zero_f16(const std::uint8_t* row) {
 // The nibbles of bytes 0 and 2 of x minus the zero points, as an fp16 pair. Low nibbles: 1024 + code
 // minus zz, the pair 1024 + zero. High nibbles: (1024 + 16 code) / 16 - (64 + zero) in one fma, its
 // addend zn the pair -(64 + zero) (zn16). Both exact: the code is mantissa bits, the result a small
-// integer. Two instructions a pair: the high nibbles need no shift (as q4_0's). Stop 36, against a
-// byte permute of x and x >> 4, a mask and a subtraction a pair: int4_per_token_head 93.8-94.7 us
-// against 101.8-102.7 at 8K-128K, turboquant_k8v4 (its values) 86.4-88.0 against 90.9-91.6 at 8K/32K.
+// integer. Two instructions a pair: the high nibbles need no shift (as q4_0's), fewer than a byte
+// permute, a mask and a subtraction (docs/bench-notes/decode-4bit-nibbles-h200-2026-12-03.txt).
 __device__ __forceinline__ std::uint32_t nib_lo_f16x2(std::uint32_t x, std::uint32_t zz) {
   return hsub2_bits(and_or<0x64006400u>(x, 0x000F000Fu), zz);
 }
@@ -1173,7 +1165,7 @@ __device__ __forceinline__ void v_fragments(const std::uint8_t* rows, int r0, in
     }
   } else {  // fp8: the token's 16 bytes at once, half h used; per-token-head rows are 4-byte aligned:
             // two words (2-way conflicts). The 128-byte rows are not swizzled since the bulk copies
-            // (stop 31): K's 16-byte chunks and these loads conflict 2- and 4-way.
+            // landed them as they are: K's 16-byte chunks and these loads conflict 2- and 4-way.
     uint2 v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
@@ -1226,14 +1218,14 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   // ahead of the slowest, and the slot of page i - 1 is refilled after page i. On compute capability
   // 9.0 thread 0 refills it with two bulk copies (the copy engine; a page's K and V regions are each
   // contiguous in the pool) completing their bytes on the slot's "full" barrier: up to 1.11x (fp8_e4m3)
-  // the cp.async of every thread (8 a thread for 16 KB, with their addresses; stop 31), although
+  // the cp.async of every thread (8 a thread for 16 KB, with their addresses), although
   // the rows can no longer be swizzled against bank conflicts.
   // Before 9.0 every thread copies its chunks and arrives once they landed (arrive.noinc).
   // kElect (9.0, pages of 16 KB or more: the 8-bit formats, and bf16/fp16): page i's slot is refilled
   // right after page i, by the last warp done with it (an atomicAdd on the slot's count elects it), so
-  // the ring holds a page more and no thread waits for the slowest warp. Stop 34 (same call): fp8 and
-  // int8 per token head 1.00-1.16x, fp8_e5m2 1.03-1.13x, fp8_e4m3 1.00-1.04x, q8_0 and bf16 even; the
-  // smaller pages lost 2-5% (turboquant_k8v4's 12.3 KB, the 4-bit formats'), so they keep thread 0's.
+  // the ring holds a page more and no thread waits for the slowest warp. Smaller pages (turboquant's
+  // 12.3 KB, the 4-bit formats') lose by it and keep thread 0's refill
+  // (docs/bench-notes/decode-tc-nvfp4-h200-2026-12-03.txt).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool kBulk = true;
 #else
@@ -1266,9 +1258,8 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     }
   };
   // Page 0 first: the ring's other pages are asked for once Q is staged, so a block's first page does
-  // not queue behind every block's whole ring (25 MB at 128K tokens). Stop 35: the first page lands
-  // 6.2 us after the block starts instead of 9.9; 1-4% a launch (int8_per_token_head 4%, the fp8
-  // formats, nvfp4 and turboquant_k8v4 2-3%, the 4-bit formats and q8_0 ~1%).
+  // not queue behind every block's whole ring (25 MB at 128K tokens): the first page lands sooner
+  // (docs/bench-notes/decode-timeline-merge-h200-2026-12-03.txt).
   if (n_pages > 0 && (!kElect || tid == 0)) fill(0, w.table[pb]);
   stage_q<F>(c, a, w, q_raw, qpos_s, qfirst_s);
   const float qmul = q_multiplier<F>(c, w.kvh);
@@ -1553,7 +1544,7 @@ int resident_blocks() {
 // The split count actually used: at most the caller's (its workspace holds that many), chosen to
 // minimise waves x pages per split, so the last wave is not a small fraction of the device (the
 // result is the same for any split count up to fp32 summation order). In practice one wave: split
-// counts for 2-6 waves of shorter splits were 1.1-1.4x slower (stop 35), as every block, in every
+// counts for 2-6 waves of shorter splits were 1.1-1.4x slower, as every block, in every
 // wave, waits 8-10 us for its first page behind the loaded memory system.
 int fit_splits(int splits, int base_blocks, int max_ctx, int resident) {
   const int pages = std::max(1, (max_ctx + kPage - 1) / kPage);
@@ -1581,7 +1572,7 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 
 // kAuto: the kernel measured faster for the format (docs/cuda-decoder.md): the tensor-core one for
 // fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x), q8_0 and q4_0
-// (1.46x, 1.34x; stop 33), nvfp4 and turboquant_k8v4 (1.81x, 1.30-1.37x; stop 34), the CUDA-core one
+// (1.46x, 1.34x), nvfp4 and turboquant_k8v4 (1.81x, 1.30-1.37x), the CUDA-core one
 // for bf16/fp16 (85% against 69%).
 template <Fmt F>
 int launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int parts, cudaStream_t s) {

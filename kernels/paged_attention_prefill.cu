@@ -105,7 +105,7 @@ constexpr bool tensor_scales() {
 // and decoding is shared by twice the query vectors of a 4-warp block; with one block of 4 warps
 // (two or three terms per K/V element do not fit two) one warp per scheduler was left to hide every
 // latency. Measured at 32K against 4 warps: fp16, q8_0, q4_0, TurboQuant 2.0-2.6x; fp8/int4 per
-// token head, nvfp4 1.1-1.3x (stop 27); bf16 1.03x and fp8 per tensor 1.07x once pages came
+// token head, nvfp4 1.1-1.3x; bf16 1.03x and fp8 per tensor 1.07x once pages came
 // through the cp.async ring (two blocks of 4 warps before it: no gain).
 template <KvFamily F, int D>
 constexpr int warps_of() {
@@ -642,8 +642,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     // m, l and alpha stay as they were.
     //
     // Straight-line code on purpose: a select per score around expf (s == -inf ? 0 : expf) compiled to
-    // a branch around each score's 10-instruction exp chain, which serialized the 32 chains (stop 30's
-    // profile: the softmax took 56% of the warps' stall samples); exp(-inf - m) is already 0, so only m
+    // a branch around each score's 10-instruction exp chain, which serialized the 32 chains (the
+    // softmax took 56% of the warps' stall samples, docs/bench-notes/prefill-softmax-h200-2026-12-02.txt); exp(-inf - m) is already 0, so only m
     // = -inf (a row that saw nothing yet) needs a finite stand-in.
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
       const int t0 = p * kTile;

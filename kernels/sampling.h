@@ -1,4 +1,4 @@
-// Temperature sampling on the device (issue #12): sample_ref's documented rule (ops_ref.h) for a
+// Temperature sampling on the device: sample_ref's documented rule (ops_ref.h) for a
 // batch of logits rows, step for step, so a seeded run draws the same tokens on the CUDA engine as
 // on the CPU path without copying 152K logits a row to the host and sorting them there.
 //   1. every row's candidates sorted by logit, descending, ties by lower id (one stable radix sort

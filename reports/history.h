@@ -24,9 +24,9 @@ struct HistoryTask {
   bool regression() const { return verdict == "FAIL" || !regressed_buckets.empty(); }
 };
 
-// What the candidate gained that night (issue #16), from the compare JSON's pairs[].gains: ratios
+// What the candidate gained that night, from the compare JSON's pairs[].gains: ratios
 // candidate / baseline (latencies below 1 are faster), two-sided intervals; empty when not measured
-// (and in rows written before issue #16).
+// (and in rows written before gains were recorded).
 struct HistoryGains {
   std::optional<double> kv_capacity_ratio{};
   bool kv_capacity_estimate = false;

@@ -1,7 +1,7 @@
 // What every report says before the per-task detail, whatever its format: the differences between
 // the runs that could explain a verdict (pinning), and what each candidate gains beside what it
-// loses. HTML (html_top.cpp), Markdown and JUnit render these lists; issue #16 fills the inputs
-// (ReportContext::pinning_differences, ReportContext::gains).
+// loses. HTML (html_top.cpp), Markdown and JUnit render these lists; compare (pinning.h, gains.h)
+// fills the inputs (ReportContext::pinning_differences, ReportContext::gains).
 #pragma once
 #include <string>
 #include <vector>

@@ -15,7 +15,7 @@ namespace kvgate::reports {
 enum class ReportFormat { json, markdown, html, junit };
 const char* to_string(ReportFormat f);  // "json", "markdown", "html", "junit"
 
-// What a candidate gains, shown beside what it loses (issue #16 measures these: KV capacity,
+// What a candidate gains, shown beside what it loses (compare measures these: KV capacity,
 // inter-token latency, time to first token). report_top.h gathers them per candidate.
 struct Gain {
   std::string candidate{};           // the candidate's run label; empty: every candidate

@@ -230,7 +230,7 @@ TEST_CASE("compare e2e: bad input exits 2 with a clear message and writes no JSO
   CHECK_FALSE(fs::exists(json_out));
 }
 
-TEST_CASE("compare e2e: --markdown, --html, --junit write their files beside --json (issue #9)", "[compare][e2e]") {
+TEST_CASE("compare e2e: --markdown, --html, --junit write their files beside --json", "[compare][e2e]") {
   kvtest::TempDir tmp;
   auto r = run_kvgate({"compare", kFix + "gsm8k/base", kFix + "gsm8k/good", "--json", tmp.file("c.json"), "--markdown",
                        tmp.file("c.md"), "--html", tmp.file("c.html"), "--junit", tmp.file("c.xml")});

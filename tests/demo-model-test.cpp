@@ -1,6 +1,6 @@
 // models/demo, the demo model trained by scripts/demo-model: kvgate's tokenizer gives the ids and chat
 // renders that Hugging Face gives (golden file made with transformers on the GPU machine), the
-// checkpoint is the Qwen3 shape issue #14 asks for and loads in the reference decoder, and greedy
+// checkpoint is the Qwen3 shape the demo asks for and loads in the reference decoder, and greedy
 // decoding of a multicode trial answers in the trained format.
 #include <filesystem>
 #include <regex>

@@ -1,4 +1,4 @@
-// The gate is calibrated (issue #3): seeded simulations through the real decision path
+// The gate is calibrated: seeded simulations through the real decision path
 // (compare_loaded). At a true ratio of exactly the margin the gate PASSes at most alpha of the time
 // (within Monte Carlo error); at a true ratio of 1 with the recommended n it PASSes at least 80%.
 #include <cmath>

@@ -15,7 +15,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 TEST_CASE("gate demo: quick on the demo model on CPU; the zeroed-V candidate FAILs", "[gate][e2e]") {
-  INFO("models/demo/ (issue #14) must be in the checkout");
+  INFO("models/demo/ must be in the checkout");
   REQUIRE(fs::is_regular_file("models/demo/config.json"));
   kvtest::TempDir dir;
   const std::string out = dir.file("gate");

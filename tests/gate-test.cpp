@@ -257,7 +257,7 @@ TEST_CASE("gate: configurations are checked before any work", "[gate]") {
   CHECK(c[2].label == "int4_per_token_head");
   CHECK(c[2].backend.reference.model_dir == fs::absolute("ckpt").lexically_normal().string());  // resumes from anywhere
 
-  // An engine log (issue #16) that is not there is refused before any work.
+  // An engine log that is not there is refused before any work.
   kvtest::TempDir dir;
   ReaderServer a(Reader::perfect), b(Reader::perfect);
   g::GateOptions o = options(small_suite(2), dir.file("g"), a.base(), {b.base()});

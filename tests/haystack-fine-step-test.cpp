@@ -1,6 +1,6 @@
 // datasets/haystack/haystack_fine_step: the finer last step of length fitting, on its own and
 // through niah and multicode with the demo model's small tokenizer (4,096 ids), whose counts jump
-// several tokens with one byte of budget at short lengths (issue #5 follow-up).
+// several tokens with one byte of budget at short lengths.
 #include <string>
 #include <vector>
 

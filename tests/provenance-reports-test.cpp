@@ -85,7 +85,7 @@ TEST_CASE("History: a row carries the gains and the pinning differences; the pag
   const HistoryRow back = history_row_from_json(to_json(r), "db:1");
   CHECK(*back.gains.itl_ratio == kvtest::Approx(0.75));
   CHECK(back.pinning_differences == r.pinning_differences);
-  // A row written before issue #16 (no gains) still reads.
+  // A row written before gains were recorded (no gains) still reads.
   json old = to_json(r);
   old.erase("gains");
   old.erase("pinning_differences");

@@ -1,4 +1,4 @@
-// The repository carries every file its tests read (issue #38): no file under tests/, scripts/ or
+// The repository carries every file its tests read: no file under tests/, scripts/ or
 // .ci/ may name the sibling folder that holds the project's shared material next to a checkout (a
 // clone of the repository alone has none). Test data lives in tests/data/ (kvtest::data_dir()).
 //

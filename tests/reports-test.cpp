@@ -238,7 +238,7 @@ TEST_CASE("HTML: per-problem flips of a single-bucket task (GSM8K)", "[reports][
   CHECK(kvtest::golden_mismatch("reports/gsm8k.html.txt", kvtest::normalize_build(text)) == "");
 }
 
-TEST_CASE("HTML, Markdown, JUnit: golden structural breaks (issue #7's checks) with the two outputs side by side", "[reports][html]") {
+TEST_CASE("HTML, Markdown, JUnit: golden structural breaks with the two outputs side by side", "[reports][html]") {
   const Comparison c = fixture({"golden/base", "golden/cand"});  // compare's default task checks: golden's
   const auto& t = task_of(c, 0);
   CHECK(t.verdict == compare::Verdict::fail);
@@ -370,7 +370,7 @@ TEST_CASE("kvgate report with one run: rates with Wilson intervals per task and 
   CHECK_THAT(text, contains("No verdict"));
 }
 
-TEST_CASE("the places issue #16 fills: pinning differences and gains beside losses, at the top of every format", "[reports][html]") {
+TEST_CASE("the places compare fills: pinning differences and gains beside losses, at the top of every format", "[reports][html]") {
   const Comparison c = fixture({"niah/bf16", "niah/fp8", "niah/int4"});
   const ReportContext ctx{.generated_at = kWhen,
                           .pinning_differences = {"attention backend differs: bf16 FLASH_ATTN, fp8 TRITON_ATTN"},
@@ -407,7 +407,7 @@ TEST_CASE("the places issue #16 fills: pinning differences and gains beside loss
   const std::string md = make_report_writer(ReportFormat::markdown)->render(c, ctx);
   CHECK_THAT(md, contains("- \u26a0 attention backend differs"));
   CHECK_THAT(md, contains("- **fp8** gains KV capacity \u00d71.94 (engine logs), inter-token latency p50 \u00d71.12 [1.08, 1.15] (80 paired trials), "
-                          "end-to-end latency \u00d7"));  // then what compare measured (issue #16)
+                          "end-to-end latency \u00d7"));  // then what compare measured
   CHECK_THAT(md, contains("; loses niah \u00d70.951 (lower 0.892)"));
   CHECK(md.find("attention backend") < md.find("#### niah"));
 

@@ -1,4 +1,4 @@
-// test-kernels cases of the CUDA engine's fused epilogues and its greedy argmax (issue #12), called
+// test-kernels cases of the CUDA engine's fused epilogues and its greedy argmax, called
 // as harness/decoder_cuda/cuda_forward.cpp calls them:
 //   QKV_SPLIT       qkv_split after the fused QKV GEMM (bias, q/k norm, RoPE, split) against
 //                   qkv_split_ref, the CPU path's bias add, rmsnorm_ref and rope_ref composed

@@ -1,4 +1,4 @@
-// test-kernels cases of the quantized KV cache (issue #12), for every slot --kv-format:
+// test-kernels cases of the quantized KV cache, for every slot --kv-format:
 //   KV_WRITE         the CUDA cache writer against the host codec (kv_head_codec.h): the stored
 //                    bytes must be identical (a differing byte turns the output into NaN), and the
 //                    running absmax must be the largest |input| written; also through

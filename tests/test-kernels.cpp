@@ -78,7 +78,7 @@ struct AxpyCase final : KernelCase {
 };
 
 // ---- the reference decoder's ops (kernels/ops_ref.h): CPU twins against fp64 formulas ----------
-// Cases with a CUDA kernel (decoder_cuda.h, issue #12) override has_gpu() and gpu(); the others
+// Cases with a CUDA kernel (decoder_cuda.h) override has_gpu() and gpu(); the others
 // (softmax, flat attention, temperature sampling) run on the host in the CUDA engine as well.
 namespace kk = kvgate::kernels;
 

@@ -1,4 +1,4 @@
-// Graders for bring-your-own benchmarks (issue #17): small functions over the trial's target and its
+// Graders for bring-your-own benchmarks: small functions over the trial's target and its
 // "grader" parameters (grader_params.cpp lists them; gen checks them). Every one removes thinking
 // (<think>...</think>) from the response first; a separate reasoning field is never graded. A target
 // may be an array of acceptable answers (exact, contains, regex, numeric).

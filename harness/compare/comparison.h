@@ -1,6 +1,6 @@
 // The decision of `kvgate compare`: ONE structure that holds every number, shared by the text table,
-// the JSON file (docs/compare-json.md) and the report writers (Markdown, HTML, JUnit: issue #9;
-// pinning and latency: issue #16). Built by compare_runs (compare.h).
+// the JSON file (docs/compare-json.md) and the report writers (Markdown, HTML, JUnit; pinning and
+// latency). Built by compare_runs (compare.h).
 //
 // Vocabulary: a *run* is a run directory; a *pair* compares a candidate run with a reference run
 // (the baseline, or another candidate); a *trial* is one task instance (`id`), a *result* one
@@ -32,7 +32,7 @@ struct RunInfo {
   std::size_t results = 0;          // lines read
   std::size_t torn_tail_bytes = 0;  // a cut-short last line that was skipped
   std::shared_ptr<const RunDir> run{};  // every record (response, grade details, extra fields) for drill-down
-  RunPerformance performance{};         // latency percentiles and KV capacity (issue #16)
+  RunPerformance performance{};         // latency percentiles and KV capacity
 };
 
 // One (trial, repeat) named in a list (missing, duplicated, flipped). `record` indexes
@@ -166,7 +166,7 @@ struct PointRule {
   bool passes = false;  // ratio >= margin
 };
 
-// A task-specific finding (golden structural breaks: issue #7). "fail" findings fail the task.
+// A task-specific finding (golden structural breaks). "fail" findings fail the task.
 struct Finding {
   std::string check{};     // e.g. "golden.invalid_json"
   std::string severity{};  // "fail", "warn", "info"
@@ -209,8 +209,8 @@ struct PairComparison {
   Verdict verdict = Verdict::inconclusive;
   std::vector<std::string> reasons{};
   std::vector<TaskComparison> tasks{};  // by task name
-  Pinning pinning{};  // every difference but the KV settings (issue #16)
-  Gains gains{};      // what the candidate gains: latency ratios, KV capacity (issue #16)
+  Pinning pinning{};  // every difference but the KV settings
+  Gains gains{};      // what the candidate gains: latency ratios, KV capacity
 };
 
 struct Comparison {

@@ -6,7 +6,7 @@ namespace kvgate::compare {
 
 const std::vector<TaskCheckEntry>& default_task_checks() {
   static const std::vector<TaskCheckEntry> checks = {
-      {"golden", golden_findings},  // issue #7: structural breaks of golden prompts
+      {"golden", golden_findings},  // structural breaks of golden prompts
   };
   return checks;
 }

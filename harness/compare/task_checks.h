@@ -1,5 +1,5 @@
 // Task-specific checks that run beside the ratio on a task's pairs, with the full result records.
-// The seam for issue #7: "golden" tasks get structural-break checks (invalid JSON where JSON was
+// The seam for task checks: "golden" tasks get structural-break checks (invalid JSON where JSON was
 // produced, broken tool calls, truncation, empty answers) from a function in datasets/golden/,
 // registered in default_task_checks() (task_checks.cpp). A finding with severity "fail" fails the task.
 #pragma once

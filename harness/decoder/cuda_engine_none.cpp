@@ -1,5 +1,5 @@
 // make_cuda_engine where this build has no CUDA engine: built without CUDA, or with CUDA before the
-// CUDA engine (issue #12, which sets KVGATE_CUDA_ENGINE) is part of it.
+// CUDA engine (which sets KVGATE_CUDA_ENGINE) is part of it.
 #include "core/error.h"
 #include "cuda_info.h"
 #include "decoder/engine.h"

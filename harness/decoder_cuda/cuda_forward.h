@@ -1,4 +1,4 @@
-// The CUDA decoder's forward pass over a batch of rows (issue #12): weights on the device, the
+// The CUDA decoder's forward pass over a batch of rows: weights on the device, the
 // paged quantized KV cache (kernels/kv_paged_cuda.h) and the scratch of up to max_rows rows. A row
 // is (token, sequence slot, position); rows of one sequence are consecutive with ascending
 // positions, so one call serves a decode step of many sequences and a prefill chunk alike. The

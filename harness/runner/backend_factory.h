@@ -1,4 +1,4 @@
-// Makes the backend a run asked for. The reference decoder (issue #13) is built in its own file,
+// Makes the backend a run asked for. The reference decoder is built in its own file,
 // reference_backend.cpp, which defines make_reference_backend.
 #pragma once
 #include <atomic>

@@ -61,7 +61,7 @@ ResultRecord success_line(const Trial& trial, int repeat, const Response& resp, 
   if (resp.ttft_ms) r.ttft_ms = round3(*resp.ttft_ms);
   r.grade = to_json(grade);
   r.extra["tool_calls"] = resp.tool_calls.is_null() ? json(nullptr) : resp.tool_calls;
-  if (resp.ttft_ms) {  // streamed: every gap (issue #16 pools them across a run) and this trial's summary
+  if (resp.ttft_ms) {  // streamed: every gap (the latency report pools them across a run) and this trial's summary
     json gaps = json::array();
     for (double g : resp.inter_token_ms) gaps.push_back(round3(g));
     r.extra["inter_token_ms"] = std::move(gaps);

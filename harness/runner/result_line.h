@@ -1,5 +1,5 @@
 // A results.jsonl line from a backend's answer: the required fields, the answer and its grade,
-// and what issue #16's latency report needs (E2E latency, time to first token, every inter-token
+// and what the latency report needs (E2E latency, time to first token, every inter-token
 // gap and their summary, token usage, completion time).
 #pragma once
 #include <optional>

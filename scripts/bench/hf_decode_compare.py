@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Greedy decode throughput of Hugging Face transformers on a random Qwen3-8B-shaped model, the
-reference the CUDA decoder is compared with (issue #12: kvgate >= 20x HF at the same shape).
+reference the CUDA decoder is compared with (kvgate >= 20x HF at the same shape).
 
 Runs on the lent GPU machine (torch + transformers installed, no network): the model is built from
 a config (no download), on the GPU in bf16 (weights initialised there, so no slow CPU init), with
@@ -9,9 +9,9 @@ DynamicCache in transformers 5). Same shape as cuda-decode-bench's end-to-end se
 --context random tokens per sequence, batch 1 and 32. A stopping criterion that never stops
 stamps the time (after a device synchronize) at every generated token, so each decode step is timed
 on its own. The table gives the median and the mean of the N steps after the first token; tokens/s
-and the ratio come from the median (one run's steps at batch 1 ranged 61-525 ms). Until stop 32 a
-step was (time of generate(1 + N) - time of generate(1)) / N, which carried the two prefills'
-jitter: 0.5 s of it is 30 ms a step at N = 16.
+and the ratio come from the median (one run's steps at batch 1 ranged 61-525 ms). Timing
+generate(1 + N) against generate(1) instead would carry the two prefills' jitter: 0.5 s of it is
+30 ms a step at N = 16.
 With --kvgate-log (cuda-decode-bench's output from the same machine) the table shows kvgate's
 tokens/s beside HF's and the ratio.
 

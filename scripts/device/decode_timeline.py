@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Block timelines of the decode attention kernels (stop 35).
+"""Block timelines of the decode attention kernels.
 
   decode_timeline.py patch OUT.cu [SRC.cu]   instrumented copy of kernels/paged_attention_decode.cu
   decode_timeline.py summarize TIMES         per launch shape: medians over its launches

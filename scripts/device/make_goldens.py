@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden logits from Hugging Face transformers for `kvgate make-model` checkpoints (issue #10).
+"""Golden logits from Hugging Face transformers for `kvgate make-model` checkpoints.
 
 The reference decoder's CPU path must match transformers (fp32) to 1e-4 relative on these. The
 checkpoints are random-weight models that `kvgate make-model` writes deterministically, so the

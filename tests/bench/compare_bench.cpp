@@ -1,4 +1,4 @@
-// compare on 100,000 results (issue #3: "well under a second"): a baseline and a candidate run of
+// compare on 100,000 results ("well under a second"): a baseline and a candidate run of
 // 50,000 results each (100,000 in all), and of 100,000 each. A mixed suite, as a gate would see it:
 // half NIAH over 8 length buckets (binary), 30% MRCR (fractional scores, 3 repeats, clusters), 20%
 // GSM8K (binary, no length). Reference in the same run: reading the two results.jsonl files alone.

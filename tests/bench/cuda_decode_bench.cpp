@@ -417,7 +417,7 @@ constexpr const char* kUsage =
     "  --attention-pdl  the decode attention table's two kernels (split pass, merge) launched with\n"
     "                programmatic dependent launch, as the engine's decode steps launch them\n"
     "  --launches N  the decode attention table's launches per timed run, back to back (default 10;\n"
-    "                1: each run also holds the host's enqueue of its first kernel, 4-14 us, as before stop 35)\n"
+    "                1: each run also holds the host's enqueue of its first kernel, 4-14 us)\n"
     "  --tokens N    the decode attention table's cached tokens per launch (default 131072; batch = N / context):\n"
     "                time against bytes at two sizes separates a launch's fixed cost from its streaming rate\n"
     "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"

@@ -1,4 +1,4 @@
-// decoder-bench: the CPU reference decoder on a ~6M-parameter model (issue #14's trial: a 2K-4K token
+// decoder-bench: the CPU reference decoder on a ~6M-parameter model (the demo's trial: a 2K-4K token
 // prompt, then a short answer, on 2 cores). Reports seconds and tokens/s, and as the ratio that
 // travels between machines, the decoder's GFLOP/s over matmul_ref's GFLOP/s on a large product
 // measured in the same run (how close the whole pass gets to its own best kernel).

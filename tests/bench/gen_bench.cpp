@@ -1,4 +1,4 @@
-// Benchmark: generating exact-length long-context trials (issue #5 target: 50 trials of 128K
+// Benchmark: generating exact-length long-context trials (target: 50 trials of 128K
 // tokens in under 5 s on 2 cores, every trial within 0.5% of its target and never above).
 //
 // For each token counter it measures, in the same run, the reference cost of ONE full count of a

@@ -1,4 +1,4 @@
-// Rendering the reports of a large comparison (issue #9): a baseline and two candidates of 50,000
+// Rendering the reports of a large comparison: a baseline and two candidates of 50,000
 // results each (NIAH over 8 lengths at Kamradt depths with answers, GSM8K with answers). Reference in
 // the same run: the comparison itself (compare_loaded, no bootstrap), which every report needs first;
 // each writer is reported against it.
