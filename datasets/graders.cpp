@@ -1,12 +1,12 @@
-#include "graders.h"
+#include "datasets/graders.h"
 
-#include "core/error.h"
-#include "custom/custom_graders.h"
-#include "multicode/multicode.h"
-#include "niah/niah.h"
-#include "golden/golden_grader.h"
-#include "gsm8k/gsm8k_grader.h"
-#include "mrcr/mrcr_grader.h"
+#include "harness/core/error.h"
+#include "datasets/custom/custom_graders.h"
+#include "datasets/multicode/multicode.h"
+#include "datasets/niah/niah.h"
+#include "datasets/golden/golden_grader.h"
+#include "datasets/gsm8k/gsm8k_grader.h"
+#include "datasets/mrcr/mrcr_grader.h"
 
 namespace kvgate {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/grade.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

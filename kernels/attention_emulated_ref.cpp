@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "attention_emulation.h"
-#include "ops_ref.h"
+#include "kernels/attention_emulation.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

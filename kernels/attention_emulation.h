@@ -33,8 +33,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "float_formats.h"
-#include "fp8_formats.h"
+#include "kernels/float_formats.h"
+#include "kernels/fp8_formats.h"
 
 namespace kvgate::kernels {
 

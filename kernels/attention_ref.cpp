@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cpu_lanes.h"
-#include "kv_store.h"
-#include "ops_ref.h"
+#include "kernels/cpu_lanes.h"
+#include "kernels/kv_store.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

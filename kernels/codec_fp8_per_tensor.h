@@ -9,7 +9,7 @@
 #pragma once
 #include <cstdint>
 
-#include "fp8_formats.h"
+#include "kernels/fp8_formats.h"
 
 namespace kvgate::kernels {
 

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 
-#include "codec_bytes.h"
-#include "float_formats.h"
+#include "kernels/codec_bytes.h"
+#include "kernels/float_formats.h"
 
 namespace kvgate::kernels {
 

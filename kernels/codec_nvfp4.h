@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "fp8_formats.h"
+#include "kernels/fp8_formats.h"
 
 namespace kvgate::kernels {
 

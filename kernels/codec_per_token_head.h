@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-#include "codec_bytes.h"
-#include "fp8_formats.h"
+#include "kernels/codec_bytes.h"
+#include "kernels/fp8_formats.h"
 
 namespace kvgate::kernels {
 

@@ -21,9 +21,9 @@
 
 #include <cstdint>
 
-#include "codec_bytes.h"
-#include "fp8_formats.h"
-#include "hadamard.h"
+#include "kernels/codec_bytes.h"
+#include "kernels/fp8_formats.h"
+#include "kernels/hadamard.h"
 
 namespace kvgate::kernels {
 

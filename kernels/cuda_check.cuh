@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 #define KV_CUDA_CHECK(expr)                                                                        \
   do {                                                                                             \

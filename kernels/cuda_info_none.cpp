@@ -1,6 +1,6 @@
 // The CUDA entry points of a build without CUDA.
-#include "core/error.h"
-#include "cuda_info.h"
+#include "harness/core/error.h"
+#include "kernels/cuda_info.h"
 
 namespace kvgate::kernels {
 

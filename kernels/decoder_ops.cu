@@ -6,11 +6,11 @@
 #include <climits>
 #include <string>
 
-#include "cuda_check.cuh"
-#include "decoder_cuda.h"
-#include "decoder_ops_device.cuh"
-#include "pdl.cuh"
-#include "float_formats.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/decoder_cuda.h"
+#include "kernels/decoder_ops_device.cuh"
+#include "kernels/pdl.cuh"
+#include "kernels/float_formats.h"
 
 namespace kvgate::kernels::cuda {
 

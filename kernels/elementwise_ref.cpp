@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "float_formats.h"
+#include "kernels/float_formats.h"
 
 namespace kvgate::kernels {
 

@@ -2,7 +2,7 @@
 // unfused steps composed (bias add, rmsnorm_ref, rope_ref, swiglu_ref), nothing restated.
 #include <cstdint>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "cuda_check.cuh"
-#include "decoder_ops_device.cuh"
-#include "float_formats.h"
-#include "gemv.h"
-#include "pdl.cuh"
+#include "kernels/cuda_check.cuh"
+#include "kernels/decoder_ops_device.cuh"
+#include "kernels/float_formats.h"
+#include "kernels/gemv.h"
+#include "kernels/pdl.cuh"
 
 namespace kvgate::kernels::cuda {
 

@@ -17,7 +17,7 @@
 #if defined(KVGATE_HAVE_CUDA)
 #include <cuda_runtime.h>
 
-#include "decoder_cuda.h"
+#include "kernels/decoder_cuda.h"
 
 namespace kvgate::kernels::cuda {
 

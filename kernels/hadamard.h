@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "float_formats.h"
+#include "kernels/float_formats.h"
 
 namespace kvgate::kernels {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "cuda_check.cuh"
-#include "cuda_info.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_info.h"
 
 namespace kvgate::kernels {
 

@@ -1,4 +1,4 @@
-#include "hello.h"
+#include "kernels/hello.h"
 
 namespace kvgate::kernels {
 

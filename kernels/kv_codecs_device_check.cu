@@ -1,6 +1,6 @@
 // Compiles every KV codec for the device, so a host-only construct in kernels/codec_*.h fails the
 // CUDA build (CI builds it) before the decoder's kernels use them. The kernel is never launched.
-#include "kv_codecs.h"
+#include "kernels/kv_codecs.h"
 
 namespace kvgate::kernels {
 

@@ -14,8 +14,8 @@
 // vector into a few round trips (one thread a vector took 20 us a layer at batch 1, as long as the
 // layer's qkv GEMV).
 #pragma once
-#include "kv_codecs.h"
-#include "kv_paged_cuda.h"
+#include "kernels/kv_codecs.h"
+#include "kernels/kv_paged_cuda.h"
 
 namespace kvgate::kernels::cuda::kv_encode {
 

@@ -1,16 +1,16 @@
-#include "kv_format.h"
+#include "kernels/kv_format.h"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
 
-#include "codec_ggml.h"
-#include "codec_nvfp4.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/rng.h"
-#include "hadamard.h"
+#include "kernels/codec_ggml.h"
+#include "kernels/codec_nvfp4.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/rng.h"
+#include "kernels/hadamard.h"
 
 namespace kvgate::kernels {
 

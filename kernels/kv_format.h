@@ -31,10 +31,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codec_per_token_head.h"
-#include "codec_turboquant.h"
-#include "kv_scales.h"
-#include "kv_store.h"
+#include "kernels/codec_per_token_head.h"
+#include "kernels/codec_turboquant.h"
+#include "kernels/kv_scales.h"
+#include "kernels/kv_store.h"
 
 namespace kvgate::kernels {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kv_format.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::kernels {
 

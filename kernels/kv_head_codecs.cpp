@@ -2,16 +2,16 @@
 #include <cstring>
 #include <vector>
 
-#include "codec_bytes.h"
-#include "codec_fp8_per_tensor.h"
-#include "codec_ggml.h"
-#include "codec_nvfp4.h"
-#include "codec_per_token_head.h"
-#include "codec_turboquant.h"
-#include "core/error.h"
-#include "hadamard.h"
-#include "kv_head_codec.h"
-#include "turboquant_centroids.h"
+#include "kernels/codec_bytes.h"
+#include "kernels/codec_fp8_per_tensor.h"
+#include "kernels/codec_ggml.h"
+#include "kernels/codec_nvfp4.h"
+#include "kernels/codec_per_token_head.h"
+#include "kernels/codec_turboquant.h"
+#include "harness/core/error.h"
+#include "kernels/hadamard.h"
+#include "kernels/kv_head_codec.h"
+#include "kernels/turboquant_centroids.h"
 
 namespace kvgate::kernels {
 

@@ -2,13 +2,13 @@
 #include <algorithm>
 #include <string>
 
-#include "codec_ggml.h"
-#include "codec_nvfp4.h"
-#include "codec_turboquant.h"
-#include "core/error.h"
-#include "cuda_check.cuh"
-#include "kv_paged_cuda.h"
-#include "turboquant_centroids.h"
+#include "kernels/codec_ggml.h"
+#include "kernels/codec_nvfp4.h"
+#include "kernels/codec_turboquant.h"
+#include "harness/core/error.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/kv_paged_cuda.h"
+#include "kernels/turboquant_centroids.h"
 
 namespace kvgate::kernels::cuda {
 

@@ -27,10 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "attention_emulation.h"
-#include "codec_per_token_head.h"
-#include "fp8_formats.h"
-#include "kv_format.h"
+#include "kernels/attention_emulation.h"
+#include "kernels/codec_per_token_head.h"
+#include "kernels/fp8_formats.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::kernels::cuda {
 

@@ -3,7 +3,7 @@
 // per query block instead of once per token. One rule per family, for both kernels. Device code only.
 #pragma once
 
-#include "kv_paged_cuda.h"
+#include "kernels/kv_paged_cuda.h"
 
 namespace kvgate::kernels::cuda {
 

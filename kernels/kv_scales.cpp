@@ -1,10 +1,10 @@
-#include "kv_scales.h"
+#include "kernels/kv_scales.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
 
 namespace kvgate::kernels {
 

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <vector>
 
-#include "float_formats.h"
-#include "kv_store_impl.h"
+#include "kernels/float_formats.h"
+#include "kernels/kv_store_impl.h"
 
 namespace kvgate::kernels {
 

@@ -2,7 +2,7 @@
 // kept as bf16; V reads back as zeros, so attention outputs vanish and answers fall apart.
 #include <algorithm>
 
-#include "kv_store_impl.h"
+#include "kernels/kv_store_impl.h"
 
 namespace kvgate::kernels {
 

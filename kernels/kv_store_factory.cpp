@@ -1,5 +1,5 @@
 // make_kv_store: resolve the format against the model's shape, then pick its store.
-#include "kv_store_impl.h"
+#include "kernels/kv_store_impl.h"
 
 namespace kvgate::kernels {
 

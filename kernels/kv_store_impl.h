@@ -2,8 +2,8 @@
 #pragma once
 #include <memory>
 
-#include "kv_format.h"
-#include "kv_store.h"
+#include "kernels/kv_format.h"
+#include "kernels/kv_store.h"
 
 namespace kvgate::kernels {
 

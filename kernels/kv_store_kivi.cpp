@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "codec_bytes.h"
-#include "codec_kivi.h"
-#include "core/error.h"
-#include "float_formats.h"
-#include "kv_store_impl.h"
+#include "kernels/codec_bytes.h"
+#include "kernels/codec_kivi.h"
+#include "harness/core/error.h"
+#include "kernels/float_formats.h"
+#include "kernels/kv_store_impl.h"
 
 namespace kvgate::kernels {
 

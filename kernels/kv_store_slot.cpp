@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/error.h"
-#include "float_formats.h"
-#include "kv_head_codec.h"
-#include "kv_store_impl.h"
+#include "harness/core/error.h"
+#include "kernels/float_formats.h"
+#include "kernels/kv_head_codec.h"
+#include "kernels/kv_store_impl.h"
 
 namespace kvgate::kernels {
 

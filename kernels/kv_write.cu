@@ -4,10 +4,10 @@
 // codec's.
 #include <string>
 
-#include "core/error.h"
-#include "cuda_check.cuh"
-#include "kv_encode.cuh"
-#include "pdl.cuh"
+#include "harness/core/error.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/kv_encode.cuh"
+#include "kernels/pdl.cuh"
 
 namespace kvgate::kernels::cuda {
 

@@ -6,8 +6,8 @@
 // blocks that stay in L1/L2 while every input row passes over them.
 #include <algorithm>
 
-#include "cpu_lanes.h"
-#include "ops_ref.h"
+#include "kernels/cpu_lanes.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "attention_emulation.h"
+#include "kernels/attention_emulation.h"
 
 namespace kvgate::kernels {
 

@@ -18,13 +18,13 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "cuda_check.cuh"
-#include "float_formats.h"
-#include "kv_codecs.h"
-#include "kv_paged_cuda.h"
-#include "paged_attention_decode.h"
-#include "paged_attention_prefill.h"
-#include "paged_page_decode.cuh"
+#include "kernels/cuda_check.cuh"
+#include "kernels/float_formats.h"
+#include "kernels/kv_codecs.h"
+#include "kernels/kv_paged_cuda.h"
+#include "kernels/paged_attention_decode.h"
+#include "kernels/paged_attention_prefill.h"
+#include "kernels/paged_page_decode.cuh"
 
 namespace kvgate::kernels::cuda {
 

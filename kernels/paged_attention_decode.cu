@@ -27,15 +27,15 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "cp_async.cuh"
-#include "cuda_check.cuh"
-#include "fwht_rows.cuh"
-#include "float_formats.h"
-#include "kv_codecs.h"
-#include "kv_rotations.cuh"
-#include "paged_attention_decode.h"
-#include "pdl.cuh"
-#include "softmax_exp.cuh"
+#include "kernels/cp_async.cuh"
+#include "kernels/cuda_check.cuh"
+#include "kernels/fwht_rows.cuh"
+#include "kernels/float_formats.h"
+#include "kernels/kv_codecs.h"
+#include "kernels/kv_rotations.cuh"
+#include "kernels/paged_attention_decode.h"
+#include "kernels/pdl.cuh"
+#include "kernels/softmax_exp.cuh"
 
 namespace kvgate::kernels::cuda {
 

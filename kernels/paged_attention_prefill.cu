@@ -50,14 +50,14 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "cp_async.cuh"
-#include "cuda_check.cuh"
-#include "fwht_rows.cuh"
-#include "kv_rotations.cuh"
-#include "paged_attention_prefill.h"
-#include "paged_page_decode.cuh"
-#include "softmax_exp.cuh"
-#include "wgmma.cuh"
+#include "kernels/cp_async.cuh"
+#include "kernels/cuda_check.cuh"
+#include "kernels/fwht_rows.cuh"
+#include "kernels/kv_rotations.cuh"
+#include "kernels/paged_attention_prefill.h"
+#include "kernels/paged_page_decode.cuh"
+#include "kernels/softmax_exp.cuh"
+#include "kernels/wgmma.cuh"
 
 namespace kvgate::kernels::cuda {
 

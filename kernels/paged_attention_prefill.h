@@ -8,7 +8,7 @@
 #if defined(KVGATE_HAVE_CUDA)
 #include <cuda_runtime.h>
 
-#include "kv_paged_cuda.h"
+#include "kernels/kv_paged_cuda.h"
 
 namespace kvgate::kernels::cuda {
 

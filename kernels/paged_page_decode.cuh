@@ -8,8 +8,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "kv_codecs.h"
-#include "kv_paged_cuda.h"
+#include "kernels/kv_codecs.h"
+#include "kernels/kv_paged_cuda.h"
 
 namespace kvgate::kernels::cuda::page_decode {
 

@@ -11,7 +11,7 @@
 
 #include <utility>
 
-#include "cuda_check.cuh"
+#include "kernels/cuda_check.cuh"
 
 namespace kvgate::kernels::cuda {
 

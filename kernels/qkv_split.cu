@@ -7,12 +7,12 @@
 // add; only the norm's fp64 sum of squares is no longer contracted into a DFMA (as the CPU twin).
 #include <string>
 
-#include "core/error.h"
-#include "cuda_check.cuh"
-#include "decoder_cuda.h"
-#include "decoder_ops_device.cuh"
-#include "kv_encode.cuh"
-#include "pdl.cuh"
+#include "harness/core/error.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/decoder_cuda.h"
+#include "kernels/decoder_ops_device.cuh"
+#include "kernels/kv_encode.cuh"
+#include "kernels/pdl.cuh"
 
 namespace kvgate::kernels::cuda {
 

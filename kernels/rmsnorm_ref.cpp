@@ -4,7 +4,7 @@
 // reference); the rest is fp32, in the same order.
 #include <cmath>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

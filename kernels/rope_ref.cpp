@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

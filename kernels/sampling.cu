@@ -6,8 +6,8 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "cuda_check.cuh"
-#include "sampling.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/sampling.h"
 
 namespace kvgate::kernels::cuda {
 

@@ -18,7 +18,7 @@
 
 #include <cstddef>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels::cuda {
 

@@ -1,7 +1,7 @@
 // Softmax and log-softmax over one row, with the denominator summed in fp64.
 #include <cmath>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::kernels {
 

@@ -1,4 +1,4 @@
-#include "turboquant_centroids.h"
+#include "kernels/turboquant_centroids.h"
 
 #include <algorithm>
 #include <cmath>

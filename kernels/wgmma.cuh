@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "cp_async.cuh"  // smem_u32
+#include "kernels/cp_async.cuh"  // smem_u32
 
 namespace kvgate::kernels::cuda {
 

@@ -1,10 +1,10 @@
-#include "depth_grid.h"
+#include "reports/depth_grid.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "markup.h"
+#include "reports/markup.h"
 
 namespace kvgate::reports {
 

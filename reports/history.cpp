@@ -1,4 +1,4 @@
-#include "history.h"
+#include "reports/history.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,14 +9,14 @@
 #include <filesystem>
 #include <regex>
 
-#include "compare/pinning.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/manifest.h"
-#include "core/sha256.h"
-#include "run_facts.h"
+#include "harness/compare/pinning.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/manifest.h"
+#include "harness/core/sha256.h"
+#include "reports/run_facts.h"
 
 namespace kvgate::reports {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 
-#include "compare/number_format.h"
-#include "core/version.h"
-#include "history.h"
-#include "html_page.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "harness/core/version.h"
+#include "reports/history.h"
+#include "reports/html_page.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -1,4 +1,4 @@
-#include "html_escape.h"
+#include "reports/html_escape.h"
 
 #include <utf8proc.h>
 

@@ -1,8 +1,8 @@
-#include "html_page.h"
+#include "reports/html_page.h"
 
 #include <cctype>
 
-#include "html_escape.h"
+#include "reports/html_escape.h"
 
 namespace kvgate::reports {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "markup.h"
+#include "harness/compare/comparison.h"
+#include "reports/markup.h"
 
 namespace kvgate::reports {
 

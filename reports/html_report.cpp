@@ -1,14 +1,14 @@
-#include "html_report.h"
+#include "reports/html_report.h"
 
 #include <algorithm>
 
-#include "compare/number_format.h"
-#include "core/version.h"
-#include "html_page.h"
-#include "html_sections.h"
-#include "report_top.h"
-#include "run_facts.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "harness/core/version.h"
+#include "reports/html_page.h"
+#include "reports/html_sections.h"
+#include "reports/report_top.h"
+#include "reports/run_facts.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "markup.h"
-#include "report_writer.h"
+#include "harness/compare/comparison.h"
+#include "reports/markup.h"
+#include "reports/report_writer.h"
 
 namespace kvgate::reports {
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compare/number_format.h"
-#include "depth_grid.h"
-#include "html_page.h"
-#include "html_sections.h"
-#include "stats/normal.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "reports/depth_grid.h"
+#include "reports/html_page.h"
+#include "reports/html_sections.h"
+#include "harness/stats/normal.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -1,9 +1,9 @@
 // The top of the comparison page, right under the verdict: the differences between the runs that
 // could explain it, and what each candidate gains beside what it loses (report_top.h).
-#include "compare/number_format.h"
-#include "html_page.h"
-#include "html_sections.h"
-#include "report_top.h"
+#include "harness/compare/number_format.h"
+#include "reports/html_page.h"
+#include "reports/html_sections.h"
+#include "reports/report_top.h"
 
 namespace kvgate::reports {
 

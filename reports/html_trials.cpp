@@ -5,13 +5,13 @@
 #include <map>
 #include <set>
 
-#include "compare/number_format.h"
-#include "depth_grid.h"
-#include "html_escape.h"
-#include "html_page.h"
-#include "html_sections.h"
-#include "run_facts.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "reports/depth_grid.h"
+#include "reports/html_escape.h"
+#include "reports/html_page.h"
+#include "reports/html_sections.h"
+#include "reports/run_facts.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -1,10 +1,10 @@
-#include "junit_report.h"
+#include "reports/junit_report.h"
 
-#include "compare/number_format.h"
-#include "core/version.h"
-#include "markup.h"
-#include "report_top.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "harness/core/version.h"
+#include "reports/markup.h"
+#include "reports/report_top.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "report_writer.h"
+#include "reports/report_writer.h"
 
 namespace kvgate::reports {
 

@@ -1,14 +1,14 @@
-#include "markdown_report.h"
+#include "reports/markdown_report.h"
 
 #include <sstream>
 
-#include "compare/number_format.h"
-#include "core/version.h"
-#include "html_escape.h"
-#include "html_sections.h"
-#include "report_top.h"
-#include "run_facts.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "harness/core/version.h"
+#include "reports/html_escape.h"
+#include "reports/html_sections.h"
+#include "reports/report_top.h"
+#include "reports/run_facts.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -1,10 +1,10 @@
-#include "markup.h"
+#include "reports/markup.h"
 
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
-#include "html_escape.h"
+#include "reports/html_escape.h"
 
 namespace kvgate::reports {
 

@@ -1,10 +1,10 @@
-#include "report_top.h"
+#include "reports/report_top.h"
 
 #include <cmath>
 
-#include "compare/gains_text.h"
-#include "compare/number_format.h"
-#include "run_facts.h"
+#include "harness/compare/gains_text.h"
+#include "harness/compare/number_format.h"
+#include "reports/run_facts.h"
 
 namespace kvgate::reports {
 

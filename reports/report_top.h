@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "report_writer.h"
+#include "harness/compare/comparison.h"
+#include "reports/report_writer.h"
 
 namespace kvgate::reports {
 

@@ -1,15 +1,15 @@
-#include "report_writer.h"
+#include "reports/report_writer.h"
 
-#include "compare/comparison_json.h"
+#include "harness/compare/comparison_json.h"
 #include <filesystem>
 #include <tuple>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/manifest.h"
-#include "html_report.h"
-#include "junit_report.h"
-#include "markdown_report.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/manifest.h"
+#include "reports/html_report.h"
+#include "reports/junit_report.h"
+#include "reports/markdown_report.h"
 
 namespace kvgate::reports {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "trial_texts.h"
+#include "harness/compare/comparison.h"
+#include "reports/trial_texts.h"
 
 namespace kvgate::reports {
 

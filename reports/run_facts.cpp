@@ -1,4 +1,4 @@
-#include "run_facts.h"
+#include "reports/run_facts.h"
 
 namespace kvgate::reports {
 

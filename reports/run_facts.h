@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/manifest.h"
+#include "harness/core/manifest.h"
 
 namespace kvgate::reports {
 

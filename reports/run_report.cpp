@@ -1,19 +1,19 @@
-#include "run_report.h"
+#include "reports/run_report.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "compare/number_format.h"
-#include "compare/run_index.h"
-#include "core/version.h"
-#include "depth_grid.h"
-#include "html_page.h"
-#include "run_facts.h"
-#include "stats/auc.h"
-#include "stats/clustered_variance.h"
-#include "stats/normal.h"
-#include "stats/proportion_ci.h"
-#include "svg_charts.h"
+#include "harness/compare/number_format.h"
+#include "harness/compare/run_index.h"
+#include "harness/core/version.h"
+#include "reports/depth_grid.h"
+#include "reports/html_page.h"
+#include "reports/run_facts.h"
+#include "harness/stats/auc.h"
+#include "harness/stats/clustered_variance.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/proportion_ci.h"
+#include "reports/svg_charts.h"
 
 namespace kvgate::reports {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/run_dir.h"
-#include "report_writer.h"
-#include "stats/interval.h"
+#include "harness/core/run_dir.h"
+#include "reports/report_writer.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::reports {
 

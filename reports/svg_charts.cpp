@@ -1,9 +1,9 @@
-#include "svg_charts.h"
+#include "reports/svg_charts.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "markup.h"
+#include "reports/markup.h"
 
 namespace kvgate::reports {
 

@@ -1,12 +1,12 @@
-#include "trial_texts.h"
+#include "reports/trial_texts.h"
 
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/sha256.h"
-#include "html_escape.h"
-#include "run_facts.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
+#include "reports/html_escape.h"
+#include "reports/run_facts.h"
 
 namespace kvgate::reports {
 

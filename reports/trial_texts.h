@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
+#include "harness/compare/comparison.h"
 
 namespace kvgate::reports {
 

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <vector>
 
-#include "attention_emulation.h"
-#include "catch_compat.hpp"
-#include "core/rng.h"
-#include "ops_ref.h"
+#include "kernels/attention_emulation.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/rng.h"
+#include "kernels/ops_ref.h"
 
 using namespace kvgate::kernels;
 

@@ -3,12 +3,12 @@
 // --kv-scales reader.
 #include <cmath>
 
-#include "calibrate/calibrate.h"
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/rng.h"
-#include "decoder_fixtures.h"
-#include "float_formats.h"
+#include "harness/calibrate/calibrate.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "tests/decoder_fixtures.h"
+#include "kernels/float_formats.h"
 
 using namespace kvgate;
 using namespace kvgate::calibrate;

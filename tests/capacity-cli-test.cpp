@@ -1,6 +1,6 @@
 // `kvgate capacity` end to end: the table, --json with one and several formats, errors exit 2.
-#include "catch_compat.hpp"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/test_util.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
 // The capacity planner (harness/capacity) against the seeds' worked examples:
 // seed 000 "Worked capacity example: Qwen3-32B on one H200" and seed 001's Qwen3-8B sizes.
-#include "capacity/capacity.h"
-#include "capacity/model_dims.h"
-#include "catch_compat.hpp"
-#include "core/error.h"
+#include "harness/capacity/capacity.h"
+#include "harness/capacity/model_dims.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
 
 using namespace kvgate::capacity;
 using kvtest::Approx;

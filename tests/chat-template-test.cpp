@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "test_util.h"
-#include "tokenizer/chat_template.h"
-#include "tokenizer/token_counter.h"
-#include "tokenizer/tokenizer.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/test_util.h"
+#include "harness/tokenizer/chat_template.h"
+#include "harness/tokenizer/token_counter.h"
+#include "harness/tokenizer/tokenizer.h"
 
 using kvgate::ChatOptions;
 using kvgate::ChatTemplate;

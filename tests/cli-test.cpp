@@ -1,6 +1,6 @@
 // The command-line contract (product.md): every subcommand exists with --help; errors exit 2.
-#include "catch_compat.hpp"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

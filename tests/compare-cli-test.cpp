@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/test_util.h"
 
 using kvtest::Approx;
 using kvtest::contains;

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "compare/text_table.h"
-#include "core/error.h"
-#include "stats/normal.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/compare/text_table.h"
+#include "harness/core/error.h"
+#include "harness/stats/normal.h"
+#include "tests/test_util.h"
 
 using namespace kvgate;
 using namespace kvgate::compare;

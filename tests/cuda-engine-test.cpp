@@ -9,18 +9,18 @@
 #include <future>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/rng.h"
-#include "decoder/engine.h"
-#include "decoder/generate.h"
-#include "decoder/kernel_switches.h"
-#include "decoder/score.h"
-#include "cuda_check.cuh"
-#include "decoder_cuda/cuda_forward.h"
-#include "decoder_fixtures.h"
-#include "kv_format.h"
-#include "ops_ref.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/kernel_switches.h"
+#include "harness/decoder/score.h"
+#include "kernels/cuda_check.cuh"
+#include "harness/decoder_cuda/cuda_forward.h"
+#include "tests/decoder_fixtures.h"
+#include "kernels/kv_format.h"
+#include "kernels/ops_ref.h"
 
 using namespace kvgate::decoder;
 using kvtest::contains;

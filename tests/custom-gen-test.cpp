@@ -1,9 +1,9 @@
 // datasets/custom: gen custom's field mapping, templates, ids and their errors.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "custom/custom_gen.h"
-#include "custom/template.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "datasets/custom/custom_gen.h"
+#include "datasets/custom/template.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using nlohmann::json;

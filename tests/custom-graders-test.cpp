@@ -1,10 +1,10 @@
 // datasets/custom: each grader on a table of hand-written responses (correct, wrong, malformed,
 // thinking, boxed, multiple answers), and the checks of grader parameters.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "custom/answer_extract.h"
-#include "custom/grader_params.h"
-#include "graders.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "datasets/custom/answer_extract.h"
+#include "datasets/custom/grader_params.h"
+#include "datasets/graders.h"
 
 using kvtest::contains;
 using nlohmann::json;

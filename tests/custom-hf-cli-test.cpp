@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/sha256.h"
-#include "core/trial.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/sha256.h"
+#include "harness/core/trial.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <map>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "core/trial.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "harness/core/trial.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "common/edit_distance.h"
-#include "common/numbers.h"
-#include "common/pcre_regex.h"
-#include "common/subset.h"
-#include "common/thinking.h"
-#include "core/error.h"
-#include "core/rng.h"
+#include "tests/catch_compat.hpp"
+#include "datasets/common/edit_distance.h"
+#include "datasets/common/numbers.h"
+#include "datasets/common/pcre_regex.h"
+#include "datasets/common/subset.h"
+#include "datasets/common/thinking.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
 
 using kvtest::Approx;
 using kvtest::contains;

@@ -2,11 +2,11 @@
 // strings end a generation where they should, max tokens bounds it.
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "decoder/generate.h"
-#include "decoder/synthetic_tokenizer.h"
-#include "decoder_fixtures.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/synthetic_tokenizer.h"
+#include "tests/decoder_fixtures.h"
 
 using namespace kvgate::decoder;
 using kvtest::contains;

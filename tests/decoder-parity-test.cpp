@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "core/sha256.h"
-#include "decoder/generate.h"
-#include "decoder/model.h"
-#include "decoder/session.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/model.h"
+#include "harness/decoder/session.h"
+#include "tests/test_util.h"
 
 using namespace kvgate::decoder;
 using nlohmann::json;

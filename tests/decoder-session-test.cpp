@@ -4,11 +4,11 @@
 #include <set>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "decoder/generate.h"
-#include "decoder/session.h"
-#include "decoder_fixtures.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/session.h"
+#include "tests/decoder_fixtures.h"
 
 using namespace kvgate::decoder;
 using kvtest::contains;

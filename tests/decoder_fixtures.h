@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
-#include "decoder/make_model.h"
-#include "decoder/model.h"
-#include "tokenizer/chat_template.h"
-#include "test_util.h"
+#include "harness/decoder/make_model.h"
+#include "harness/decoder/model.h"
+#include "harness/tokenizer/chat_template.h"
+#include "tests/test_util.h"
 
 namespace kvtest {
 

@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "decoder/generate.h"
-#include "decoder/model.h"
-#include "tokenizer/tokenizer.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/model.h"
+#include "harness/tokenizer/tokenizer.h"
 
 using kvgate::Tokenizer;
 using ojson = nlohmann::ordered_json;

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/run_dir.h"
-#include "driver_test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/run_dir.h"
+#include "tests/driver_test_util.h"
 
 using namespace kvtest;
 

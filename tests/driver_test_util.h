@@ -15,11 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/jsonl.h"
-#include "core/trial.h"
-#include "fake_openai_server.h"
-#include "runner/work_plan.h"
-#include "test_util.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/trial.h"
+#include "tests/fake_openai_server.h"
+#include "harness/runner/work_plan.h"
+#include "tests/test_util.h"
 
 extern char** environ;
 

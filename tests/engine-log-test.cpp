@@ -4,10 +4,10 @@
 #include <set>
 #include <string>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "provenance/engine_log.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/provenance/engine_log.h"
+#include "tests/test_util.h"
 
 using namespace kvgate;
 using nlohmann::json;

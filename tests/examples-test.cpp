@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "catch_compat.hpp"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 namespace fs = std::filesystem;

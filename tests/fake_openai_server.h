@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/rng.h"
-#include "local_server.h"
+#include "harness/core/rng.h"
+#include "tests/local_server.h"
 
 namespace kvtest {
 

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <string_view>
 
-#include "tokenizer/token_counter.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvtest {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/token_counter.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvtest {
 

@@ -1,7 +1,7 @@
 #include <cmath>
 
-#include "catch_compat.hpp"
-#include "float_formats.h"
+#include "tests/catch_compat.hpp"
+#include "kernels/float_formats.h"
 
 using namespace kvgate::kernels;
 

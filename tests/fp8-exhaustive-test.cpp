@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "fp8_formats.h"
+#include "tests/catch_compat.hpp"
+#include "kernels/fp8_formats.h"
 
 using namespace kvgate::kernels;
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "compare/compare.h"
-#include "core/rng.h"
-#include "stats/sample_size.h"
+#include "tests/catch_compat.hpp"
+#include "harness/compare/compare.h"
+#include "harness/core/rng.h"
+#include "harness/stats/sample_size.h"
 
 using namespace kvgate;
 using namespace kvgate::compare;

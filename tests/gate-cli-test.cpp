@@ -2,10 +2,10 @@
 // with exit 2, and a gate against local servers that prints the verdict and the report's path and
 // exits with the verdict.
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "niah_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "tests/niah_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <map>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

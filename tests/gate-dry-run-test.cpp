@@ -1,8 +1,8 @@
 // `kvgate gate --dry-run` (harness/gate/dry_run.h): the plan counted from the suite alone, per task
 // and bucket, per configuration, in all, and per shard; nothing generated or asked of a server.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "gate/dry_run.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/gate/dry_run.h"
 
 using kvtest::contains;
 using nlohmann::json;

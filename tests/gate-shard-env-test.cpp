@@ -3,9 +3,9 @@
 #include <map>
 #include <string>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "gate/shard_env.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/gate/shard_env.h"
 
 using kvtest::contains;
 namespace g = kvgate::gate;

@@ -9,12 +9,12 @@
 #include <regex>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "core/sha256.h"
-#include "driver_test_util.h"
-#include "niah_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
+#include "tests/driver_test_util.h"
+#include "tests/niah_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

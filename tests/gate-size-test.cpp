@@ -9,8 +9,8 @@
 // bound before, still reported as a cross-check) exceed it, so the test would fail on that bound.
 #include <string>
 
-#include "catch_compat.hpp"
-#include "gate_sim.h"
+#include "tests/catch_compat.hpp"
+#include "tests/gate_sim.h"
 
 using namespace kvtest::gate_sim;
 

@@ -8,13 +8,13 @@
 #include <regex>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/run_dir.h"
-#include "gate/gate.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/run_dir.h"
+#include "harness/gate/gate.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using nlohmann::json;

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "compare/compare.h"
-#include "core/rng.h"
-#include "stats/auc.h"
+#include "harness/compare/compare.h"
+#include "harness/core/rng.h"
+#include "harness/stats/auc.h"
 
 namespace kvtest::gate_sim {
 

@@ -1,11 +1,11 @@
 // datasets/golden: the prompts loader, the per-trial self-check, and baseline-vs-candidate breaks.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "graders.h"
-#include "golden/golden_check.h"
-#include "golden/golden_compare.h"
-#include "golden/golden_prompts.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "datasets/graders.h"
+#include "datasets/golden/golden_check.h"
+#include "datasets/golden/golden_compare.h"
+#include "datasets/golden/golden_prompts.h"
+#include "tests/test_util.h"
 
 using kvtest::Approx;
 using kvtest::contains;

@@ -7,16 +7,16 @@
 #include <fstream>
 #include <set>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/sha256.h"
-#include "graders.h"
-#include "gsm8k/gsm8k_data.h"
-#include "gsm8k/gsm8k_extract.h"
-#include "gsm8k/gsm8k_prompts.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
+#include "datasets/graders.h"
+#include "datasets/gsm8k/gsm8k_data.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
+#include "datasets/gsm8k/gsm8k_prompts.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using nlohmann::json;

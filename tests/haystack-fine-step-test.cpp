@@ -4,17 +4,17 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/trial.h"
-#include "fake_token_counter.h"
-#include "haystack/haystack_fine_step.h"
-#include "haystack/haystack_input.h"
-#include "haystack/prose_generator.h"
-#include "multicode/multicode.h"
-#include "niah/niah.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/trial.h"
+#include "tests/fake_token_counter.h"
+#include "datasets/haystack/haystack_fine_step.h"
+#include "datasets/haystack/haystack_input.h"
+#include "datasets/haystack/prose_generator.h"
+#include "datasets/multicode/multicode.h"
+#include "datasets/niah/niah.h"
+#include "tests/test_util.h"
 
 using kvgate::Trial;
 using kvgate::haystack::HaystackBuilder;

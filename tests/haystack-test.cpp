@@ -4,14 +4,14 @@
 #include <set>
 #include <unordered_set>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/rng.h"
-#include "core/sha256.h"
-#include "haystack/corpus.h"
-#include "haystack/haystack.h"
-#include "haystack/prose_generator.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "harness/core/sha256.h"
+#include "datasets/haystack/corpus.h"
+#include "datasets/haystack/haystack.h"
+#include "datasets/haystack/prose_generator.h"
+#include "tests/test_util.h"
 
 using namespace kvgate::haystack;
 using kvtest::contains;

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "common/hf_rows.h"
-#include "core/error.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "datasets/common/hf_rows.h"
+#include "harness/core/error.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

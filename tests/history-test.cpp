@@ -6,13 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "core/error.h"
-#include "history.h"
-#include "report_checks.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/core/error.h"
+#include "reports/history.h"
+#include "tests/report_checks.h"
+#include "tests/test_util.h"
 
 using namespace kvgate;
 using namespace kvgate::reports;

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "fake_openai_server.h"
-#include "runner/http_backend.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/fake_openai_server.h"
+#include "harness/runner/http_backend.h"
 
 using namespace kvgate::runner;
 using kvgate::Request;
@@ -309,7 +309,7 @@ TEST_CASE("http: malformed answers never crash the backend", "[http]") {
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace {
 // A self-signed certificate for 127.0.0.1 / localhost (its own CA), written as PEM files.

@@ -1,12 +1,12 @@
 #include <atomic>
 #include <filesystem>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/http_fetch.h"
-#include "core/sha256.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/http_fetch.h"
+#include "harness/core/sha256.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 

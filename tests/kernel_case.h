@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
+#include "harness/core/rng.h"
 #if defined(KVGATE_HAVE_CUDA)
-#include "cuda_check.cuh"
+#include "kernels/cuda_check.cuh"
 #endif
 
 namespace kcase {

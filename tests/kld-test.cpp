@@ -3,12 +3,12 @@
 #include <cmath>
 #include <map>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/rng.h"
-#include "decoder_fixtures.h"
-#include "kld/kld_report.h"
-#include "kld/kld_run.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "tests/decoder_fixtures.h"
+#include "harness/kld/kld_report.h"
+#include "harness/kld/kld_run.h"
 
 using namespace kvgate;
 using namespace kvgate::kld;

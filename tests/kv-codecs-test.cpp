@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "kv_codecs.h"
-#include "turboquant_centroids.h"
+#include "tests/catch_compat.hpp"
+#include "kernels/kv_codecs.h"
+#include "kernels/turboquant_centroids.h"
 
 using namespace kvgate::kernels;
 using kvtest::Approx;

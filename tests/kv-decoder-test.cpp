@@ -6,11 +6,11 @@
 #include <map>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/rng.h"
-#include "decoder/score.h"
-#include "decoder_fixtures.h"
-#include "kv_format.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/rng.h"
+#include "harness/decoder/score.h"
+#include "tests/decoder_fixtures.h"
+#include "kernels/kv_format.h"
 
 using namespace kvgate::decoder;
 using nlohmann::json;

@@ -1,11 +1,11 @@
 // Format resolution (kernels/kv_format.h, kv_scales.h): bytes per token of every format, the
 // parameters and their defaults as run.json records them, skip layers, scales files, and the
 // errors for bad parameters.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "kv_format.h"
-#include "kv_scales.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "kernels/kv_format.h"
+#include "kernels/kv_scales.h"
+#include "tests/test_util.h"
 
 using namespace kvgate::kernels;
 using nlohmann::json;

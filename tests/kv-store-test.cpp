@@ -1,8 +1,8 @@
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/rng.h"
-#include "float_formats.h"
-#include "kv_store.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "kernels/float_formats.h"
+#include "kernels/kv_store.h"
 
 using namespace kvgate::kernels;
 

@@ -6,11 +6,11 @@
 #include <map>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/rng.h"
-#include "kv_codecs.h"
-#include "kv_format.h"
-#include "kv_store.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/rng.h"
+#include "kernels/kv_codecs.h"
+#include "kernels/kv_format.h"
+#include "kernels/kv_store.h"
 
 using namespace kvgate::kernels;
 using nlohmann::json;

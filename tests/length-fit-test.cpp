@@ -2,10 +2,10 @@
 #include <cmath>
 #include <functional>
 
-#include "catch_compat.hpp"
-#include "common/length_fit.h"
-#include "core/error.h"
-#include "core/rng.h"
+#include "tests/catch_compat.hpp"
+#include "datasets/common/length_fit.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
 
 using kvgate::LengthFitSearch;
 using kvgate::LengthFitSpec;

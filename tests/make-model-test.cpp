@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/sha256.h"
-#include "decoder/model.h"
-#include "decoder/synthetic_tokenizer.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/sha256.h"
+#include "harness/decoder/model.h"
+#include "harness/decoder/synthetic_tokenizer.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

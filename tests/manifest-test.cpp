@@ -1,9 +1,9 @@
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/manifest.h"
-#include "core/run_dir.h"
-#include "core/sampling.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/manifest.h"
+#include "harness/core/run_dir.h"
+#include "harness/core/sampling.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

@@ -2,9 +2,9 @@
 // windows, and clear errors for what the reference decoder cannot run faithfully.
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "decoder/model_config.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/decoder/model_config.h"
 
 using namespace kvgate::decoder;
 using kvgate::kernels::RopeType;

@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/trial.h"
-#include "graders.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/trial.h"
+#include "datasets/graders.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

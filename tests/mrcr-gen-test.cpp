@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "fake_token_counters.h"
-#include "mrcr/mrcr_conversation.h"
-#include "mrcr/mrcr_fit.h"
-#include "mrcr/mrcr_gen.h"
-#include "mrcr/mrcr_text.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/fake_token_counters.h"
+#include "datasets/mrcr/mrcr_conversation.h"
+#include "datasets/mrcr/mrcr_fit.h"
+#include "datasets/mrcr/mrcr_gen.h"
+#include "datasets/mrcr/mrcr_text.h"
 
 using nlohmann::json;
 using kvtest::contains;

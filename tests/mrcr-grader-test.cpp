@@ -1,8 +1,8 @@
 // The official MRCR grade() and the "mrcr" grader of the registry.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "graders.h"
-#include "mrcr/mrcr_grader.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "datasets/graders.h"
+#include "datasets/mrcr/mrcr_grader.h"
 
 using kvgate::mrcr_score;
 using kvtest::contains;

@@ -1,12 +1,12 @@
 // Official openai/mrcr rows: the loader's errors name the row, the card's bins, rows to trials.
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "fake_token_counters.h"
-#include "mrcr/mrcr_chat.h"
-#include "mrcr/mrcr_official.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/fake_token_counters.h"
+#include "datasets/mrcr/mrcr_chat.h"
+#include "datasets/mrcr/mrcr_official.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

@@ -2,11 +2,11 @@
 // (tests/data/tokenizers/qwen3), and the official bins counted with it.
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "mrcr/mrcr_gen.h"
-#include "mrcr/mrcr_official.h"
-#include "test_util.h"
-#include "tokenizer/token_counter.h"
+#include "tests/catch_compat.hpp"
+#include "datasets/mrcr/mrcr_gen.h"
+#include "datasets/mrcr/mrcr_official.h"
+#include "tests/test_util.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace mrcr = kvgate::mrcr;
 

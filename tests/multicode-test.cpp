@@ -2,13 +2,13 @@
 #include <regex>
 #include <set>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "fake_token_counter.h"
-#include "graders.h"
-#include "haystack/haystack_input.h"
-#include "multicode/multicode.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/fake_token_counter.h"
+#include "datasets/graders.h"
+#include "datasets/haystack/haystack_input.h"
+#include "datasets/multicode/multicode.h"
+#include "tests/test_util.h"
 
 using kvgate::Trial;
 using kvgate::multicode::MulticodeOptions;

@@ -1,15 +1,15 @@
 // datasets/niah: generation (lengths, needles where meta says, depths, determinism) and the grader.
 #include <regex>
 
-#include "catch_compat.hpp"
-#include "common/depths.h"
-#include "core/error.h"
-#include "fake_token_counter.h"
-#include "graders.h"
-#include "haystack/corpus.h"
-#include "haystack/haystack_input.h"
-#include "niah/niah.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "datasets/common/depths.h"
+#include "harness/core/error.h"
+#include "tests/fake_token_counter.h"
+#include "datasets/graders.h"
+#include "datasets/haystack/corpus.h"
+#include "datasets/haystack/haystack_input.h"
+#include "datasets/niah/niah.h"
+#include "tests/test_util.h"
 
 using kvgate::Trial;
 using kvgate::niah::NiahOptions;

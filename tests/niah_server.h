@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "local_server.h"
+#include "tests/local_server.h"
 
 namespace kvtest {
 

@@ -1,7 +1,7 @@
 // runner/openai_protocol.h: request bodies, response bodies, stream chunks, error bodies.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "runner/openai_protocol.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/runner/openai_protocol.h"
 
 using namespace kvgate::runner;
 using kvgate::Response;

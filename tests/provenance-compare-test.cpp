@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <string>
 
-#include "catch_compat.hpp"
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "compare/gains_text.h"
-#include "compare/text_table.h"
-#include "core/error.h"
-#include "stats/geometric_mean_ratio.h"
-#include "stats/percentile.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/compare/gains_text.h"
+#include "harness/compare/text_table.h"
+#include "harness/core/error.h"
+#include "harness/stats/geometric_mean_ratio.h"
+#include "harness/stats/percentile.h"
+#include "tests/test_util.h"
 
 using namespace kvgate;
 using namespace kvgate::compare;

@@ -4,13 +4,13 @@
 // rows carry the gains and the pinning differences.
 #include <string>
 
-#include "catch_compat.hpp"
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "history.h"
-#include "report_checks.h"
-#include "report_top.h"
-#include "report_writer.h"
+#include "tests/catch_compat.hpp"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "reports/history.h"
+#include "tests/report_checks.h"
+#include "reports/report_top.h"
+#include "reports/report_writer.h"
 
 using namespace kvgate;
 using namespace kvgate::reports;

@@ -1,4 +1,4 @@
-#include "python_check.h"
+#include "tests/python_check.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kvtest {
 

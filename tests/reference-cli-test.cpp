@@ -4,12 +4,12 @@
 // `calibrate` produce their reports and files, and calibrated scales load back with --kv-scales.
 #include <filesystem>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "decoder/device.h"
-#include "decoder/make_model.h"
-#include "serve_process.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/make_model.h"
+#include "tests/serve_process.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::run_kvgate;

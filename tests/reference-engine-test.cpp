@@ -4,15 +4,15 @@
 #include <future>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/rng.h"
-#include "cuda_info.h"
-#include "decoder/device.h"
-#include "decoder/engine.h"
-#include "decoder/kernel_switches.h"
-#include "decoder/model_text.h"
-#include "decoder_fixtures.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "kernels/cuda_info.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/kernel_switches.h"
+#include "harness/decoder/model_text.h"
+#include "tests/decoder_fixtures.h"
 
 using namespace kvgate::decoder;
 using nlohmann::json;

@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "fake_token_counter.h"
-#include "local_server.h"
-#include "tokenizer/token_counter.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/fake_token_counter.h"
+#include "tests/local_server.h"
+#include "harness/tokenizer/token_counter.h"
 
 using kvtest::contains;
 using nlohmann::json;

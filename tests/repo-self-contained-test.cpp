@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "report_checks.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/report_checks.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using nlohmann::json;

@@ -2,9 +2,9 @@
 // quotes, control and bidi characters, invalid UTF-8 and URLs reach a report as inert, visible text.
 #include <string>
 
-#include "catch_compat.hpp"
-#include "html_escape.h"
-#include "markup.h"
+#include "tests/catch_compat.hpp"
+#include "reports/html_escape.h"
+#include "reports/markup.h"
 
 using kvgate::reports::clean_text;
 using kvgate::reports::escape_html;

@@ -1,4 +1,4 @@
-#include "report_checks.h"
+#include "tests/report_checks.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/version.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/version.h"
 
 extern char** environ;
 

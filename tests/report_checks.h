@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kvtest {
 

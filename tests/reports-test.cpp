@@ -9,17 +9,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "depth_grid.h"
-#include "report_checks.h"
-#include "report_top.h"
-#include "report_writer.h"
-#include "run_report.h"
-#include "stats/proportion_ci.h"
-#include "test_util.h"
-#include "trial_texts.h"
+#include "tests/catch_compat.hpp"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "reports/depth_grid.h"
+#include "tests/report_checks.h"
+#include "reports/report_top.h"
+#include "reports/report_writer.h"
+#include "reports/run_report.h"
+#include "harness/stats/proportion_ci.h"
+#include "tests/test_util.h"
+#include "reports/trial_texts.h"
 
 using namespace kvgate;
 using namespace kvgate::reports;

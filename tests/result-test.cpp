@@ -1,7 +1,7 @@
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/result.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/result.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

@@ -1,11 +1,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/jsonl.h"
-#include "core/result.h"
-#include "core/results_writer.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/jsonl.h"
+#include "harness/core/result.h"
+#include "harness/core/results_writer.h"
+#include "tests/test_util.h"
 
 static kvgate::ResultRecord record(const std::string& id, int repeat) {
   kvgate::ResultRecord r;

@@ -7,12 +7,12 @@
 #include <regex>
 #include <sstream>
 
-#include "catch_compat.hpp"
-#include "core/sha256.h"
-#include "core/trial.h"
-#include "fake_token_counter.h"
-#include "local_server.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/sha256.h"
+#include "harness/core/trial.h"
+#include "tests/fake_token_counter.h"
+#include "tests/local_server.h"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

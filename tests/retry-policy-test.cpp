@@ -1,6 +1,6 @@
 // runner/retry_policy.h: exponential backoff with jitter, Retry-After parsing.
-#include "catch_compat.hpp"
-#include "runner/retry_policy.h"
+#include "tests/catch_compat.hpp"
+#include "harness/runner/retry_policy.h"
 
 using namespace kvgate::runner;
 

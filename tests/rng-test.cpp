@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <set>
 
-#include "catch_compat.hpp"
-#include "core/rng.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/rng.h"
 
 TEST_CASE("rng: the sequence is fixed by kvgate's code (same on every platform)", "[rng]") {
   // Pinned outputs: if these change, every tasks file generated before changes too.

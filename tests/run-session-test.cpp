@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/manifest.h"
-#include "driver_test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/manifest.h"
+#include "tests/driver_test_util.h"
 
 using namespace kvtest;
 using nlohmann::json;

@@ -7,9 +7,9 @@
 #include <set>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "runner/runner.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/runner/runner.h"
 
 using namespace kvgate::runner;
 using kvgate::Backend;

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "decoder/make_model.h"
-#include "decoder/model.h"
-#include "decoder/safetensors.h"
-#include "float_formats.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/decoder/make_model.h"
+#include "harness/decoder/model.h"
+#include "harness/decoder/safetensors.h"
+#include "kernels/float_formats.h"
+#include "tests/test_util.h"
 
 using namespace kvgate::decoder;
 using kvtest::contains;

@@ -6,13 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/rng.h"
-#include "mrcr/mrcr_grader.h"
-#include "mrcr/mrcr_text.h"
-#include "mrcr/sequence_matcher.h"
-#include "python_check.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/rng.h"
+#include "datasets/mrcr/mrcr_grader.h"
+#include "datasets/mrcr/mrcr_text.h"
+#include "datasets/mrcr/sequence_matcher.h"
+#include "tests/python_check.h"
+#include "tests/test_util.h"
 
 using kvgate::SequenceMatcher;
 using kvgate::sequence_ratio;

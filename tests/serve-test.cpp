@@ -10,11 +10,11 @@
 #include <future>
 #include <thread>
 
-#include "catch_compat.hpp"
-#include "decoder/engine.h"
-#include "decoder/model_text.h"
-#include "decoder_fixtures.h"
-#include "serve/server.h"
+#include "tests/catch_compat.hpp"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/model_text.h"
+#include "tests/decoder_fixtures.h"
+#include "harness/serve/server.h"
 
 using namespace kvgate;
 using nlohmann::json;

@@ -2,8 +2,8 @@
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "runner/sse_parser.h"
+#include "tests/catch_compat.hpp"
+#include "harness/runner/sse_parser.h"
 
 using kvgate::runner::SseEvent;
 using kvgate::runner::SseParser;

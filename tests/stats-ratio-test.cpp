@@ -5,17 +5,17 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/rng.h"
-#include "stats/bonett_price.h"
-#include "stats/bootstrap.h"
-#include "stats/clustered_variance.h"
-#include "stats/fieller.h"
-#include "stats/log_ratio_wald.h"
-#include "stats/normal.h"
-#include "stats/paired_difference.h"
-#include "stats/tang.h"
-#include "stats/variance_floor.h"
-#include "stats_vectors.h"
+#include "harness/core/rng.h"
+#include "harness/stats/bonett_price.h"
+#include "harness/stats/bootstrap.h"
+#include "harness/stats/clustered_variance.h"
+#include "harness/stats/fieller.h"
+#include "harness/stats/log_ratio_wald.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/paired_difference.h"
+#include "harness/stats/tang.h"
+#include "harness/stats/variance_floor.h"
+#include "tests/stats_vectors.h"
 
 using namespace kvgate::stats;
 

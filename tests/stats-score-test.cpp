@@ -8,11 +8,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "core/rng.h"
-#include "stats/normal.h"
-#include "stats/stratified_score.h"
-#include "stats/tang.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/rng.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/stratified_score.h"
+#include "harness/stats/tang.h"
 
 using namespace kvgate::stats;
 

@@ -4,11 +4,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "stats/mcnemar.h"
-#include "stats/multiplicity.h"
-#include "stats/normal.h"
-#include "stats/proportion_ci.h"
-#include "stats_vectors.h"
+#include "harness/stats/mcnemar.h"
+#include "harness/stats/multiplicity.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/proportion_ci.h"
+#include "tests/stats_vectors.h"
 
 using namespace kvgate::stats;
 

@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "stats/auc.h"
-#include "stats/clustered_variance.h"
-#include "stats/sample_size.h"
-#include "stats/tang.h"
-#include "stats_vectors.h"
+#include "harness/stats/auc.h"
+#include "harness/stats/clustered_variance.h"
+#include "harness/stats/sample_size.h"
+#include "harness/stats/tang.h"
+#include "tests/stats_vectors.h"
 
 using namespace kvgate::stats;
 

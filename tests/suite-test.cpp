@@ -1,11 +1,11 @@
 // Suites (harness/gate/suite.h): the built-in ones, YAML and JSON files, and every kind of bad
 // input named with its file, line and key; length buckets up to the model's context.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "gate/lengths.h"
-#include "gate/suite.h"
-#include "gate/trial_gen.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/gate/lengths.h"
+#include "harness/gate/suite.h"
+#include "harness/gate/trial_gen.h"
+#include "tests/test_util.h"
 
 using kvgate::Error;
 using kvtest::contains;

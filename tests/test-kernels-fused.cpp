@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "float_formats.h"
-#include "kernel_case.h"
-#include "ops_ref.h"
+#include "kernels/float_formats.h"
+#include "tests/kernel_case.h"
+#include "kernels/ops_ref.h"
 #if defined(KVGATE_HAVE_CUDA)
-#include "decoder_cuda.h"
+#include "kernels/decoder_cuda.h"
 #endif
 
 namespace kcase {

@@ -21,15 +21,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernel_case.h"
-#include "kv_format.h"
-#include "kv_head_codec.h"
-#include "kv_store.h"
-#include "ops_ref.h"
+#include "tests/kernel_case.h"
+#include "kernels/kv_format.h"
+#include "kernels/kv_head_codec.h"
+#include "kernels/kv_store.h"
+#include "kernels/ops_ref.h"
 #if defined(KVGATE_HAVE_CUDA)
-#include "decoder_cuda.h"
-#include "kv_paged_cuda.h"
-#include "paged_attention_decode.h"
+#include "kernels/decoder_cuda.h"
+#include "kernels/kv_paged_cuda.h"
+#include "kernels/paged_attention_decode.h"
 #endif
 
 namespace kcase {

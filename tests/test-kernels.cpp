@@ -18,18 +18,18 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rng.h"
-#include "cuda_info.h"
-#include "hello.h"
-#include "kv_store.h"
-#include "float_formats.h"
-#include "kernel_case.h"
-#include "ops_ref.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "kernels/cuda_info.h"
+#include "kernels/hello.h"
+#include "kernels/kv_store.h"
+#include "kernels/float_formats.h"
+#include "tests/kernel_case.h"
+#include "kernels/ops_ref.h"
 #if defined(KVGATE_HAVE_CUDA)
-#include "decoder_cuda.h"
-#include "gemv.h"
-#include "sampling.h"
+#include "kernels/decoder_cuda.h"
+#include "kernels/gemv.h"
+#include "kernels/sampling.h"
 #endif
 
 using namespace kcase;

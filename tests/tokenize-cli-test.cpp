@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "tests/test_util.h"
 
 using kvtest::contains;
 using kvtest::run_kvgate;

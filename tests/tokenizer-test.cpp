@@ -6,14 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "test_util.h"
-#include "tokenizer/byte_level.h"
-#include "tokenizer/normalizer.h"
-#include "tokenizer/token_counter.h"
-#include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "tests/test_util.h"
+#include "harness/tokenizer/byte_level.h"
+#include "harness/tokenizer/normalizer.h"
+#include "harness/tokenizer/token_counter.h"
+#include "harness/tokenizer/tokenizer.h"
+#include "harness/tokenizer/utf8.h"
 
 using kvgate::Error;
 using kvgate::Tokenizer;

@@ -1,10 +1,10 @@
 #include <fstream>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "core/sha256.h"
-#include "core/trial.h"
-#include "test_util.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/core/sha256.h"
+#include "harness/core/trial.h"
+#include "tests/test_util.h"
 
 using nlohmann::json;
 using kvtest::contains;

@@ -1,7 +1,7 @@
 // runner/url.h: --endpoint validation, API paths, redaction.
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "runner/url.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/runner/url.h"
 
 using namespace kvgate::runner;
 using kvtest::contains;

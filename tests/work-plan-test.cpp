@@ -1,9 +1,9 @@
 // runner/work_plan.h: shards, per-repeat seeds, resolved sampling, what is left to run.
 #include <set>
 
-#include "catch_compat.hpp"
-#include "core/error.h"
-#include "runner/work_plan.h"
+#include "tests/catch_compat.hpp"
+#include "harness/core/error.h"
+#include "harness/runner/work_plan.h"
 
 using namespace kvgate::runner;
 using kvgate::Trial;

@@ -1,6 +1,6 @@
-#include "common/answer_text.h"
+#include "datasets/common/answer_text.h"
 
-#include "common/thinking.h"
+#include "datasets/common/thinking.h"
 
 namespace kvgate {
 

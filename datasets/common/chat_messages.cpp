@@ -1,6 +1,6 @@
-#include "common/chat_messages.h"
+#include "datasets/common/chat_messages.h"
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

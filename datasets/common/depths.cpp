@@ -1,9 +1,9 @@
-#include "common/depths.h"
+#include "datasets/common/depths.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

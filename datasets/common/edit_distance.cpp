@@ -1,4 +1,4 @@
-#include "common/edit_distance.h"
+#include "datasets/common/edit_distance.h"
 
 #include <utf8proc.h>
 

@@ -1,4 +1,4 @@
-#include "common/hf_rows.h"
+#include "datasets/common/hf_rows.h"
 
 #include <algorithm>
 #include <charconv>
@@ -10,12 +10,12 @@
 #include <map>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/log.h"
-#include "core/sha256.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/log.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate {
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/http_fetch.h"
+#include "harness/core/http_fetch.h"
 
 namespace kvgate {
 

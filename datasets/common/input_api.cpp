@@ -1,6 +1,6 @@
-#include "common/input_api.h"
+#include "datasets/common/input_api.h"
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

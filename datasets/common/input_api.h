@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/token_counter.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate {
 

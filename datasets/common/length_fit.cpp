@@ -1,9 +1,9 @@
-#include "common/length_fit.h"
+#include "datasets/common/length_fit.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

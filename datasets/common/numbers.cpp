@@ -1,10 +1,10 @@
-#include "common/numbers.h"
+#include "datasets/common/numbers.h"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-#include "common/pcre_regex.h"
+#include "datasets/common/pcre_regex.h"
 
 namespace kvgate {
 

@@ -1,4 +1,4 @@
-#include "common/parallel.h"
+#include "datasets/common/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,11 +1,11 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "common/pcre_regex.h"
+#include "datasets/common/pcre_regex.h"
 
 #include <pcre2.h>
 
 #include <map>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

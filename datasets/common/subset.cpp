@@ -1,9 +1,9 @@
-#include "common/subset.h"
+#include "datasets/common/subset.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "core/rng.h"
+#include "harness/core/rng.h"
 
 namespace kvgate {
 

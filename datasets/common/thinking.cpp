@@ -1,4 +1,4 @@
-#include "common/thinking.h"
+#include "datasets/common/thinking.h"
 
 namespace kvgate {
 

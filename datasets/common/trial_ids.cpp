@@ -1,10 +1,10 @@
-#include "common/trial_ids.h"
+#include "datasets/common/trial_ids.h"
 
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

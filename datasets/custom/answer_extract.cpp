@@ -1,9 +1,9 @@
-#include "custom/answer_extract.h"
+#include "datasets/custom/answer_extract.h"
 
 #include <cctype>
 
-#include "common/numbers.h"
-#include "common/pcre_regex.h"
+#include "datasets/common/numbers.h"
+#include "datasets/common/pcre_regex.h"
 
 namespace kvgate {
 

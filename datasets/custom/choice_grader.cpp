@@ -1,10 +1,10 @@
 // choice: multiple-choice letters (GPQA, MMLU-Pro style).
-#include "core/error.h"
-#include "common/thinking.h"
-#include "custom/answer_extract.h"
-#include "custom/custom_graders.h"
-#include "custom/grade_util.h"
-#include "custom/grader_params.h"
+#include "harness/core/error.h"
+#include "datasets/common/thinking.h"
+#include "datasets/custom/answer_extract.h"
+#include "datasets/custom/custom_graders.h"
+#include "datasets/custom/grade_util.h"
+#include "datasets/custom/grader_params.h"
 
 namespace kvgate {
 

@@ -1,19 +1,19 @@
-#include "custom/custom_gen.h"
+#include "datasets/custom/custom_gen.h"
 
 #include <cstdio>
 #include <unordered_map>
 
-#include "common/chat_messages.h"
-#include "common/subset.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/rng.h"
-#include "core/sha256.h"
-#include "custom/answer_extract.h"
-#include "custom/grader_params.h"
-#include "custom/template.h"
-#include "graders.h"
+#include "datasets/common/chat_messages.h"
+#include "datasets/common/subset.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/rng.h"
+#include "harness/core/sha256.h"
+#include "datasets/custom/answer_extract.h"
+#include "datasets/custom/grader_params.h"
+#include "datasets/custom/template.h"
+#include "datasets/graders.h"
 
 namespace kvgate {
 

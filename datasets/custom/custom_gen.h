@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/hf_rows.h"
-#include "core/trial.h"
+#include "datasets/common/hf_rows.h"
+#include "harness/core/trial.h"
 
 namespace kvgate {
 

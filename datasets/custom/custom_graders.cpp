@@ -1,11 +1,11 @@
 // exact, contains and regex: text graders over text_match.h.
-#include "custom/custom_graders.h"
+#include "datasets/custom/custom_graders.h"
 
-#include "common/pcre_regex.h"
-#include "common/thinking.h"
-#include "core/error.h"
-#include "custom/grade_util.h"
-#include "custom/text_match.h"
+#include "datasets/common/pcre_regex.h"
+#include "datasets/common/thinking.h"
+#include "harness/core/error.h"
+#include "datasets/custom/grade_util.h"
+#include "datasets/custom/text_match.h"
 
 namespace kvgate {
 

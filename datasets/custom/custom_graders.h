@@ -3,7 +3,7 @@
 // (<think>...</think>) from the response first; a separate reasoning field is never graded. A target
 // may be an array of acceptable answers (exact, contains, regex, numeric).
 #pragma once
-#include "core/grade.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

@@ -2,8 +2,8 @@
 #pragma once
 #include <string>
 
-#include "common/thinking.h"
-#include "core/grade.h"
+#include "datasets/common/thinking.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

@@ -1,10 +1,10 @@
-#include "custom/grader_params.h"
+#include "datasets/custom/grader_params.h"
 
 #include <map>
 
-#include "common/pcre_regex.h"
-#include "core/error.h"
-#include "core/json_fields.h"
+#include "datasets/common/pcre_regex.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
 
 namespace kvgate {
 

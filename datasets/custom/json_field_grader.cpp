@@ -1,11 +1,11 @@
 // json_field: structured answers ({"answer": 42, ...}).
 #include <cmath>
 
-#include "common/numbers.h"
-#include "common/thinking.h"
-#include "custom/custom_graders.h"
-#include "custom/grade_util.h"
-#include "custom/text_match.h"
+#include "datasets/common/numbers.h"
+#include "datasets/common/thinking.h"
+#include "datasets/custom/custom_graders.h"
+#include "datasets/custom/grade_util.h"
+#include "datasets/custom/text_match.h"
 
 namespace kvgate {
 

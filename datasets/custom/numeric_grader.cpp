@@ -1,12 +1,12 @@
 // numeric: answers as numbers (GSM8K-like, AIME, MATH numeric answers), within tolerance.
 #include <cmath>
 
-#include "common/numbers.h"
-#include "common/thinking.h"
-#include "custom/answer_extract.h"
-#include "custom/custom_graders.h"
-#include "custom/grade_util.h"
-#include "custom/text_match.h"
+#include "datasets/common/numbers.h"
+#include "datasets/common/thinking.h"
+#include "datasets/custom/answer_extract.h"
+#include "datasets/custom/custom_graders.h"
+#include "datasets/custom/grade_util.h"
+#include "datasets/custom/text_match.h"
 
 namespace kvgate {
 

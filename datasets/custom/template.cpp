@@ -1,9 +1,9 @@
-#include "custom/template.h"
+#include "datasets/custom/template.h"
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/json_fields.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
 
 namespace kvgate {
 

@@ -1,11 +1,11 @@
-#include "custom/text_match.h"
+#include "datasets/custom/text_match.h"
 
 #include <utf8proc.h>
 
 #include <cctype>
 
-#include "common/pcre_regex.h"
-#include "core/error.h"
+#include "datasets/common/pcre_regex.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

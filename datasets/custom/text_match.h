@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/trial.h"
-#include "custom/grader_params.h"
+#include "harness/core/trial.h"
+#include "datasets/custom/grader_params.h"
 
 namespace kvgate {
 

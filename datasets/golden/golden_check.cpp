@@ -1,7 +1,7 @@
-#include "golden/golden_check.h"
+#include "datasets/golden/golden_check.h"
 
-#include "common/thinking.h"
-#include "core/error.h"
+#include "datasets/common/thinking.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

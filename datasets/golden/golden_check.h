@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
+#include "harness/core/result.h"
 
 namespace kvgate {
 

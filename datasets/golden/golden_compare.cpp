@@ -1,8 +1,8 @@
-#include "golden/golden_compare.h"
+#include "datasets/golden/golden_compare.h"
 
 #include <algorithm>
 
-#include "common/edit_distance.h"
+#include "datasets/common/edit_distance.h"
 
 namespace kvgate {
 

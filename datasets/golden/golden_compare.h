@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "golden/golden_check.h"
+#include "datasets/golden/golden_check.h"
 
 namespace kvgate {
 

@@ -1,6 +1,6 @@
-#include "golden/golden_grader.h"
+#include "datasets/golden/golden_grader.h"
 
-#include "golden/golden_check.h"
+#include "datasets/golden/golden_check.h"
 
 namespace kvgate {
 

@@ -3,7 +3,7 @@
 // that parse and name offered tools). grade.details holds {"problems": [{kind, detail}], "request":
 // {json_requested, tools}} so `compare` can run the pairwise check from run directories alone.
 #pragma once
-#include "core/grade.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

@@ -1,15 +1,15 @@
-#include "golden/golden_prompts.h"
+#include "datasets/golden/golden_prompts.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 #include <unordered_map>
 
-#include "common/chat_messages.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/rng.h"
+#include "datasets/common/chat_messages.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/rng.h"
 
 namespace kvgate {
 

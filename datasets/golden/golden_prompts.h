@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trial.h"
+#include "harness/core/trial.h"
 
 namespace kvgate {
 

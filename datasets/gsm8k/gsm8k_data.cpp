@@ -1,13 +1,13 @@
-#include "gsm8k/gsm8k_data.h"
+#include "datasets/gsm8k/gsm8k_data.h"
 
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/log.h"
-#include "core/sha256.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/log.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate {
 

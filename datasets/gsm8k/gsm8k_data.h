@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/http_fetch.h"
+#include "harness/core/http_fetch.h"
 
 namespace kvgate {
 

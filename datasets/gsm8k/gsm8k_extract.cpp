@@ -1,10 +1,10 @@
-#include "gsm8k/gsm8k_extract.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
 
 #include <array>
 #include <cctype>
 
-#include "common/numbers.h"
-#include "common/pcre_regex.h"
+#include "datasets/common/numbers.h"
+#include "datasets/common/pcre_regex.h"
 
 namespace kvgate {
 

@@ -1,8 +1,8 @@
-#include "gsm8k/gsm8k_grader.h"
+#include "datasets/gsm8k/gsm8k_grader.h"
 
-#include "common/thinking.h"
-#include "core/error.h"
-#include "gsm8k/gsm8k_extract.h"
+#include "datasets/common/thinking.h"
+#include "harness/core/error.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
 
 namespace kvgate {
 

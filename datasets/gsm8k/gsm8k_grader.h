@@ -9,7 +9,7 @@
 // in the text) is removed first; a separate reasoning field is never graded. An empty answer is
 // wrong ("[invalid]"), never an error.
 #pragma once
-#include "core/grade.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

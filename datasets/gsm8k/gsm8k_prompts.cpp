@@ -1,11 +1,11 @@
-#include "gsm8k/gsm8k_prompts.h"
+#include "datasets/gsm8k/gsm8k_prompts.h"
 
 #include <algorithm>
 
-#include "common/subset.h"
-#include "core/error.h"
-#include "core/rng.h"
-#include "gsm8k/gsm8k_extract.h"
+#include "datasets/common/subset.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
 
 namespace kvgate {
 

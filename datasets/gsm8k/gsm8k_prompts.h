@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/trial.h"
-#include "gsm8k/gsm8k_data.h"
+#include "harness/core/trial.h"
+#include "datasets/gsm8k/gsm8k_data.h"
 
 namespace kvgate {
 

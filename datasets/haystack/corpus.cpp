@@ -1,4 +1,4 @@
-#include "haystack/corpus.h"
+#include "datasets/haystack/corpus.h"
 
 #include <utf8proc.h>
 
@@ -8,9 +8,9 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "core/error.h"
-#include "core/rng.h"
-#include "core/sha256.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate::haystack {
 

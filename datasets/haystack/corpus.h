@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "haystack/prose_generator.h"
-#include "haystack/sentence_source.h"
+#include "datasets/haystack/prose_generator.h"
+#include "datasets/haystack/sentence_source.h"
 
 namespace kvgate::haystack {
 

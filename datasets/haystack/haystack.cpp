@@ -1,4 +1,4 @@
-#include "haystack/haystack.h"
+#include "datasets/haystack/haystack.h"
 
 #include <algorithm>
 #include <numeric>

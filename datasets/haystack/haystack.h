@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "haystack/sentence_source.h"
+#include "datasets/haystack/sentence_source.h"
 
 namespace kvgate::haystack {
 

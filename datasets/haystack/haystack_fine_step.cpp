@@ -1,4 +1,4 @@
-#include "haystack/haystack_fine_step.h"
+#include "datasets/haystack/haystack_fine_step.h"
 
 #include <algorithm>
 #include <string>

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "haystack/haystack.h"
-#include "tokenizer/token_counter.h"
+#include "datasets/haystack/haystack.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::haystack {
 

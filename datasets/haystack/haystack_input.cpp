@@ -1,10 +1,10 @@
-#include "haystack/haystack_input.h"
+#include "datasets/haystack/haystack_input.h"
 
-#include "common/length_fit.h"
-#include "core/error.h"
-#include "core/rng.h"
-#include "haystack/haystack_fine_step.h"
-#include "haystack/prose_generator.h"
+#include "datasets/common/length_fit.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "datasets/haystack/haystack_fine_step.h"
+#include "datasets/haystack/prose_generator.h"
 
 namespace kvgate::haystack {
 

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/input_api.h"
-#include "haystack/corpus.h"
-#include "haystack/haystack.h"
-#include "haystack/sentence_source.h"
-#include "tokenizer/token_counter.h"
+#include "datasets/common/input_api.h"
+#include "datasets/haystack/corpus.h"
+#include "datasets/haystack/haystack.h"
+#include "datasets/haystack/sentence_source.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::haystack {
 

@@ -1,7 +1,7 @@
-#include "haystack/prose_generator.h"
+#include "datasets/haystack/prose_generator.h"
 
-#include "core/error.h"
-#include "haystack/prose_words.h"
+#include "harness/core/error.h"
+#include "datasets/haystack/prose_words.h"
 
 namespace kvgate::haystack {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "core/rng.h"
-#include "haystack/sentence_source.h"
+#include "harness/core/rng.h"
+#include "datasets/haystack/sentence_source.h"
 
 namespace kvgate::haystack {
 

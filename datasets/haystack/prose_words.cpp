@@ -1,6 +1,6 @@
 // The prose generator's vocabulary, written for kvgate. No digits anywhere: numeric needles and
 // access codes must be the only numbers in a generated haystack.
-#include "haystack/prose_words.h"
+#include "datasets/haystack/prose_words.h"
 
 namespace kvgate::haystack {
 

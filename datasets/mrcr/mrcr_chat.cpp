@@ -1,6 +1,6 @@
-#include "mrcr/mrcr_chat.h"
+#include "datasets/mrcr/mrcr_chat.h"
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::mrcr {
 

@@ -1,11 +1,11 @@
-#include "mrcr/mrcr_conversation.h"
+#include "datasets/mrcr/mrcr_conversation.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/rng.h"
-#include "mrcr/mrcr_chat.h"
-#include "mrcr/mrcr_text.h"
+#include "harness/core/rng.h"
+#include "datasets/mrcr/mrcr_chat.h"
+#include "datasets/mrcr/mrcr_text.h"
 
 namespace kvgate::mrcr {
 

@@ -1,4 +1,4 @@
-#include "mrcr/mrcr_fit.h"
+#include "datasets/mrcr/mrcr_fit.h"
 
 #include <algorithm>
 #include <optional>
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::mrcr {
 

@@ -4,8 +4,8 @@
 #pragma once
 #include <cstdint>
 
-#include "mrcr/mrcr_conversation.h"
-#include "tokenizer/token_counter.h"
+#include "datasets/mrcr/mrcr_conversation.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::mrcr {
 

@@ -1,15 +1,15 @@
-#include "mrcr/mrcr_gen.h"
+#include "datasets/mrcr/mrcr_gen.h"
 
 #include <cstdio>
 
-#include "common/parallel.h"
-#include "common/trial_ids.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/rng.h"
-#include "mrcr/mrcr_chat.h"
-#include "mrcr/mrcr_conversation.h"
-#include "mrcr/mrcr_fit.h"
+#include "datasets/common/parallel.h"
+#include "datasets/common/trial_ids.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/rng.h"
+#include "datasets/mrcr/mrcr_chat.h"
+#include "datasets/mrcr/mrcr_conversation.h"
+#include "datasets/mrcr/mrcr_fit.h"
 
 namespace kvgate::mrcr {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/trial.h"
-#include "tokenizer/token_counter.h"
+#include "harness/core/trial.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::mrcr {
 

@@ -1,12 +1,12 @@
-#include "mrcr/mrcr_grader.h"
+#include "datasets/mrcr/mrcr_grader.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "mrcr/sequence_matcher.h"
+#include "harness/core/error.h"
+#include "datasets/mrcr/sequence_matcher.h"
 
 namespace kvgate {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/grade.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

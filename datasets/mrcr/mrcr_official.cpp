@@ -1,12 +1,12 @@
-#include "mrcr/mrcr_official.h"
+#include "datasets/mrcr/mrcr_official.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "mrcr/mrcr_chat.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "datasets/mrcr/mrcr_chat.h"
 
 namespace kvgate::mrcr {
 

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/trial.h"
-#include "tokenizer/token_counter.h"
+#include "harness/core/trial.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::mrcr {
 

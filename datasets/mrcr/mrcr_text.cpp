@@ -1,4 +1,4 @@
-#include "mrcr/mrcr_text.h"
+#include "datasets/mrcr/mrcr_text.h"
 
 #include <cctype>
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/rng.h"
+#include "harness/core/rng.h"
 
 namespace kvgate::mrcr {
 

@@ -1,4 +1,4 @@
-#include "mrcr/sequence_matcher.h"
+#include "datasets/mrcr/sequence_matcher.h"
 
 #include <algorithm>
 #include <tuple>

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "common/input_api.h"
-#include "core/grade.h"
-#include "core/trial.h"
-#include "haystack/corpus.h"
-#include "tokenizer/token_counter.h"
+#include "datasets/common/input_api.h"
+#include "harness/core/grade.h"
+#include "harness/core/trial.h"
+#include "datasets/haystack/corpus.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::multicode {
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <numeric>
 
-#include "common/parallel.h"
-#include "common/trial_ids.h"
-#include "core/error.h"
-#include "core/rng.h"
-#include "haystack/haystack_input.h"
-#include "multicode/multicode.h"
+#include "datasets/common/parallel.h"
+#include "datasets/common/trial_ids.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "datasets/haystack/haystack_input.h"
+#include "datasets/multicode/multicode.h"
 
 namespace kvgate::multicode {
 

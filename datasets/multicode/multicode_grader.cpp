@@ -1,8 +1,8 @@
 // The "multicode" grader: all asked codes exact and attributed to their own names (the seed's
 // pass rule), with the fraction right and RULER's string_match_all as secondary scores.
-#include "common/answer_text.h"
-#include "core/error.h"
-#include "multicode/multicode.h"
+#include "datasets/common/answer_text.h"
+#include "harness/core/error.h"
+#include "datasets/multicode/multicode.h"
 
 namespace kvgate::multicode {
 

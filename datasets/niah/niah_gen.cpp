@@ -2,12 +2,12 @@
 // scripts/data/synthetic/constants.py, singular form) over a fitted haystack.
 #include <algorithm>
 
-#include "common/parallel.h"
-#include "common/trial_ids.h"
-#include "core/error.h"
-#include "core/rng.h"
-#include "haystack/haystack_input.h"
-#include "niah/niah.h"
+#include "datasets/common/parallel.h"
+#include "datasets/common/trial_ids.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "datasets/haystack/haystack_input.h"
+#include "datasets/niah/niah.h"
 
 namespace kvgate::niah {
 

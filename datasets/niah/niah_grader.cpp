@@ -1,8 +1,8 @@
 // The "niah" grader: exact value present as a whole token; RULER's case-insensitive substring
 // (string_match_all with one reference) as a second score.
-#include "common/answer_text.h"
-#include "core/error.h"
-#include "niah/niah.h"
+#include "datasets/common/answer_text.h"
+#include "harness/core/error.h"
+#include "datasets/niah/niah.h"
 
 namespace kvgate::niah {
 

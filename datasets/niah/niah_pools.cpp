@@ -2,7 +2,7 @@
 // generator's vocabulary so a key never appears in a generated haystack.
 #include <cstdio>
 
-#include "niah/niah.h"
+#include "datasets/niah/niah.h"
 
 namespace kvgate::niah {
 

@@ -1,4 +1,4 @@
-#include "calibrate/calibrate.h"
+#include "harness/calibrate/calibrate.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::calibrate {
 

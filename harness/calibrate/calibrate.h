@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decoder/engine.h"
-#include "kv_scales.h"
+#include "harness/decoder/engine.h"
+#include "kernels/kv_scales.h"
 
 namespace kvgate::calibrate {
 

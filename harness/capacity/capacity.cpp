@@ -1,9 +1,9 @@
-#include "capacity/capacity.h"
+#include "harness/capacity/capacity.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "kv_format.h"
+#include "harness/core/error.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::capacity {
 

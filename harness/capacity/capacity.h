@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capacity/model_dims.h"
-#include "kv_store.h"
+#include "harness/capacity/model_dims.h"
+#include "kernels/kv_store.h"
 
 namespace kvgate::capacity {
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "capacity/capacity.h"
+#include "harness/capacity/capacity.h"
 
 namespace kvgate::capacity {
 

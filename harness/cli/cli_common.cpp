@@ -1,8 +1,8 @@
-#include "cli_common.h"
+#include "harness/cli/cli_common.h"
 
 #include <iostream>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::cli {
 

@@ -4,15 +4,15 @@
 #include <iostream>
 #include <memory>
 
-#include "calibrate/calibrate.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/log.h"
-#include "core/sha256.h"
-#include "decoder/device.h"
-#include "decoder/model_text.h"
-#include "reference_flags.h"
+#include "harness/calibrate/calibrate.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/log.h"
+#include "harness/core/sha256.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/model_text.h"
+#include "harness/cli/reference_flags.h"
 
 namespace kvgate::cli {
 

@@ -3,9 +3,9 @@
 #include <memory>
 #include <sstream>
 
-#include "capacity/capacity.h"
-#include "cli_common.h"
-#include "core/error.h"
+#include "harness/capacity/capacity.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/error.h"
 
 namespace kvgate::cli {
 

@@ -2,14 +2,14 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "compare/number_format.h"
-#include "compare/text_table.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "report_writer.h"
+#include "harness/cli/cli_common.h"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/compare/number_format.h"
+#include "harness/compare/text_table.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "reports/report_writer.h"
 
 namespace kvgate::cli {
 

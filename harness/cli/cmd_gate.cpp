@@ -5,14 +5,14 @@
 #include <memory>
 #include <optional>
 
-#include "cli_common.h"
-#include "compare/comparison.h"
-#include "compare/gate.h"
-#include "core/error.h"
-#include "gate/dry_run.h"
-#include "gate/gate.h"
-#include "gate/merge_shards.h"
-#include "gate/shard_env.h"
+#include "harness/cli/cli_common.h"
+#include "harness/compare/comparison.h"
+#include "harness/compare/gate.h"
+#include "harness/core/error.h"
+#include "harness/gate/dry_run.h"
+#include "harness/gate/gate.h"
+#include "harness/gate/merge_shards.h"
+#include "harness/gate/shard_env.h"
 
 namespace kvgate::cli {
 

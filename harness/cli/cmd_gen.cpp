@@ -1,5 +1,5 @@
 // kvgate gen TASK --out tasks.jsonl ...: renders trials into a frozen tasks file.
-#include "gen_common.h"
+#include "harness/cli/gen_common.h"
 
 namespace kvgate::cli {
 

@@ -2,13 +2,13 @@
 #include <memory>
 #include <optional>
 
-#include "common/hf_rows.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/sha256.h"
-#include "core/trial.h"
-#include "custom/custom_gen.h"
-#include "gen_common.h"
+#include "datasets/common/hf_rows.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/sha256.h"
+#include "harness/core/trial.h"
+#include "datasets/custom/custom_gen.h"
+#include "harness/cli/gen_common.h"
 
 namespace kvgate::cli {
 

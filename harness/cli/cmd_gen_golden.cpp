@@ -2,10 +2,10 @@
 #include <memory>
 #include <optional>
 
-#include "core/log.h"
-#include "core/trial.h"
-#include "gen_common.h"
-#include "golden/golden_prompts.h"
+#include "harness/core/log.h"
+#include "harness/core/trial.h"
+#include "harness/cli/gen_common.h"
+#include "datasets/golden/golden_prompts.h"
 
 namespace kvgate::cli {
 

@@ -2,11 +2,11 @@
 #include <memory>
 #include <optional>
 
-#include "core/log.h"
-#include "core/trial.h"
-#include "gen_common.h"
-#include "gsm8k/gsm8k_data.h"
-#include "gsm8k/gsm8k_prompts.h"
+#include "harness/core/log.h"
+#include "harness/core/trial.h"
+#include "harness/cli/gen_common.h"
+#include "datasets/gsm8k/gsm8k_data.h"
+#include "datasets/gsm8k/gsm8k_prompts.h"
 
 namespace kvgate::cli {
 

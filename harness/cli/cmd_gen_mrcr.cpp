@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <memory>
 
-#include "common/hf_rows.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "gen_common.h"
-#include "mrcr/mrcr_gen.h"
-#include "mrcr/mrcr_official.h"
+#include "datasets/common/hf_rows.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/cli/gen_common.h"
+#include "datasets/mrcr/mrcr_gen.h"
+#include "datasets/mrcr/mrcr_official.h"
 
 namespace kvgate::cli {
 

@@ -1,9 +1,9 @@
 // kvgate gen multicode
 #include <memory>
 
-#include "gen_common.h"
-#include "gen_haystack_options.h"
-#include "multicode/multicode.h"
+#include "harness/cli/gen_common.h"
+#include "harness/cli/gen_haystack_options.h"
+#include "datasets/multicode/multicode.h"
 
 namespace kvgate::cli {
 

@@ -1,11 +1,11 @@
 // kvgate gen niah
 #include <memory>
 
-#include "common/depths.h"
-#include "core/error.h"
-#include "gen_common.h"
-#include "gen_haystack_options.h"
-#include "niah/niah.h"
+#include "datasets/common/depths.h"
+#include "harness/core/error.h"
+#include "harness/cli/gen_common.h"
+#include "harness/cli/gen_haystack_options.h"
+#include "datasets/niah/niah.h"
 
 namespace kvgate::cli {
 

@@ -1,5 +1,5 @@
 // kvgate grade mrcr|gsm8k: grade one response from the command line.
-#include "cli_common.h"
+#include "harness/cli/cli_common.h"
 
 namespace kvgate::cli {
 

@@ -2,10 +2,10 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "common/thinking.h"
-#include "gsm8k/gsm8k_extract.h"
-#include "gsm8k/gsm8k_prompts.h"
+#include "harness/cli/cli_common.h"
+#include "datasets/common/thinking.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
+#include "datasets/gsm8k/gsm8k_prompts.h"
 
 namespace kvgate::cli {
 

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_common.h"
-#include "mrcr/mrcr_grader.h"
+#include "harness/cli/cli_common.h"
+#include "datasets/mrcr/mrcr_grader.h"
 
 namespace kvgate::cli {
 

@@ -2,12 +2,12 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/manifest.h"
-#include "history.h"
-#include "report_writer.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/manifest.h"
+#include "reports/history.h"
+#include "reports/report_writer.h"
 
 namespace kvgate::cli {
 

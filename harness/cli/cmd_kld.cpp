@@ -4,14 +4,14 @@
 #include <memory>
 #include <thread>
 
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/sha256.h"
-#include "decoder/device.h"
-#include "decoder/model_text.h"
-#include "kld/kld_report.h"
-#include "kv_format.h"
-#include "reference_flags.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/model_text.h"
+#include "harness/kld/kld_report.h"
+#include "kernels/kv_format.h"
+#include "harness/cli/reference_flags.h"
 
 namespace kvgate::cli {
 

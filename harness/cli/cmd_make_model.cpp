@@ -2,8 +2,8 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "decoder/make_model.h"
+#include "harness/cli/cli_common.h"
+#include "harness/decoder/make_model.h"
 
 namespace kvgate::cli {
 

@@ -2,9 +2,9 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "runner/merge.h"
-#include "runner/run_summary.h"
+#include "harness/cli/cli_common.h"
+#include "harness/runner/merge.h"
+#include "harness/runner/run_summary.h"
 
 namespace kvgate::cli {
 

@@ -3,12 +3,12 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "compare/compare.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "report_writer.h"
-#include "run_report.h"
+#include "harness/cli/cli_common.h"
+#include "harness/compare/compare.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "reports/report_writer.h"
+#include "reports/run_report.h"
 
 namespace kvgate::cli {
 

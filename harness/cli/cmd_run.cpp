@@ -2,11 +2,11 @@
 // A thin layer over runner/run_session.h.
 #include <memory>
 
-#include "cli_common.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "decoder/kv_flags.h"
-#include "runner/run_session.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/decoder/kv_flags.h"
+#include "harness/runner/run_session.h"
 
 namespace kvgate::cli {
 

@@ -6,13 +6,13 @@
 #include <memory>
 #include <thread>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "decoder/device.h"
-#include "decoder/model_text.h"
-#include "reference_flags.h"
-#include "runner/stop_signal.h"
-#include "serve/server.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/model_text.h"
+#include "harness/cli/reference_flags.h"
+#include "harness/runner/stop_signal.h"
+#include "harness/serve/server.h"
 
 namespace kvgate::cli {
 

@@ -2,9 +2,9 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "compare/comparison_json.h"
-#include "stats/mcnemar.h"
+#include "harness/cli/cli_common.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/stats/mcnemar.h"
 
 namespace kvgate::cli {
 

@@ -3,10 +3,10 @@
 #include <iostream>
 #include <memory>
 
-#include "cli_common.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "tokenizer/tokenizer.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/tokenizer/tokenizer.h"
 
 namespace kvgate::cli {
 

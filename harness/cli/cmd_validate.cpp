@@ -4,9 +4,9 @@
 #include <map>
 #include <memory>
 
-#include "cli_common.h"
-#include "core/run_dir.h"
-#include "core/trial.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/run_dir.h"
+#include "harness/core/trial.h"
 
 namespace kvgate::cli {
 

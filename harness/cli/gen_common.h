@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
-#include "tokenizer/token_counter.h"
+#include "harness/cli/cli_common.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::cli {
 

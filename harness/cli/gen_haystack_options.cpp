@@ -1,8 +1,8 @@
-#include "gen_haystack_options.h"
+#include "harness/cli/gen_haystack_options.h"
 
 #include <algorithm>
 
-#include "core/log.h"
+#include "harness/core/log.h"
 
 namespace kvgate::cli {
 

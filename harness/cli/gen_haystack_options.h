@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
-#include "core/trial.h"
-#include "haystack/corpus.h"
-#include "tokenizer/token_counter.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/trial.h"
+#include "datasets/haystack/corpus.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::cli {
 

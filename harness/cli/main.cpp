@@ -2,11 +2,11 @@
 #include <exception>
 #include <iostream>
 
-#include "cli_common.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/version.h"
-#include "cuda_info.h"
+#include "harness/cli/cli_common.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/version.h"
+#include "kernels/cuda_info.h"
 
 int main(int argc, char** argv) {
   using namespace kvgate;

@@ -1,4 +1,4 @@
-#include "reference_flags.h"
+#include "harness/cli/reference_flags.h"
 
 #include <algorithm>
 #include <thread>

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "cli_common.h"
-#include "decoder/engine.h"
-#include "decoder/kv_flags.h"
+#include "harness/cli/cli_common.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/kv_flags.h"
 
 namespace kvgate::cli {
 

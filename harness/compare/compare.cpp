@@ -1,13 +1,13 @@
-#include "compare/compare.h"
+#include "harness/compare/compare.h"
 
 #include <filesystem>
 
-#include "compare/gate.h"
-#include "compare/pairing.h"
-#include "compare/run_index.h"
-#include "compare/task_stats.h"
-#include "core/error.h"
-#include "core/rng.h"
+#include "harness/compare/gate.h"
+#include "harness/compare/pairing.h"
+#include "harness/compare/run_index.h"
+#include "harness/compare/task_stats.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
 
 namespace kvgate::compare {
 

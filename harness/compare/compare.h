@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "compare/task_checks.h"
+#include "harness/compare/comparison.h"
+#include "harness/compare/task_checks.h"
 
 namespace kvgate::compare {
 

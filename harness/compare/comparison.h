@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "compare/gains.h"
-#include "compare/options.h"
-#include "compare/pinning.h"
-#include "core/run_dir.h"
-#include "stats/interval.h"
-#include "stats/mcnemar.h"
+#include "harness/compare/gains.h"
+#include "harness/compare/options.h"
+#include "harness/compare/pinning.h"
+#include "harness/core/run_dir.h"
+#include "harness/stats/interval.h"
+#include "harness/stats/mcnemar.h"
 
 namespace kvgate::compare {
 

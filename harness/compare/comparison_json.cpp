@@ -1,8 +1,8 @@
-#include "compare/comparison_json.h"
+#include "harness/compare/comparison_json.h"
 
 #include <cmath>
 
-#include "core/version.h"
+#include "harness/core/version.h"
 
 namespace kvgate::compare {
 

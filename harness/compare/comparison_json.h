@@ -3,7 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "compare/comparison.h"
+#include "harness/compare/comparison.h"
 
 namespace kvgate::compare {
 

@@ -1,11 +1,11 @@
-#include "compare/gains.h"
+#include "harness/compare/gains.h"
 
 #include <cmath>
 #include <filesystem>
 
-#include "capacity/capacity.h"
-#include "core/error.h"
-#include "stats/geometric_mean_ratio.h"
+#include "harness/capacity/capacity.h"
+#include "harness/core/error.h"
+#include "harness/stats/geometric_mean_ratio.h"
 
 namespace kvgate::compare {
 

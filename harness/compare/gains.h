@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "compare/options.h"
-#include "core/run_dir.h"
-#include "stats/interval.h"
-#include "stats/percentile.h"
+#include "harness/compare/options.h"
+#include "harness/core/run_dir.h"
+#include "harness/stats/interval.h"
+#include "harness/stats/percentile.h"
 
 namespace kvgate::compare {
 

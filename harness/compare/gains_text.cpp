@@ -1,8 +1,8 @@
-#include "compare/gains_text.h"
+#include "harness/compare/gains_text.h"
 
 #include <cmath>
 
-#include "compare/number_format.h"
+#include "harness/compare/number_format.h"
 
 namespace kvgate::compare {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
+#include "harness/compare/comparison.h"
 
 namespace kvgate::compare {
 

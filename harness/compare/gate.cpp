@@ -1,8 +1,8 @@
-#include "compare/gate.h"
+#include "harness/compare/gate.h"
 
 #include <cmath>
 
-#include "compare/number_format.h"
+#include "harness/compare/number_format.h"
 
 namespace kvgate::compare {
 

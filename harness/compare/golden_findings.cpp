@@ -1,10 +1,10 @@
-#include "compare/golden_findings.h"
+#include "harness/compare/golden_findings.h"
 
 #include <cstdio>
 #include <map>
 
-#include "core/error.h"
-#include "golden/golden_compare.h"
+#include "harness/core/error.h"
+#include "datasets/golden/golden_compare.h"
 
 namespace kvgate::compare {
 

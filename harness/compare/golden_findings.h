@@ -5,7 +5,7 @@
 #pragma once
 #include <vector>
 
-#include "compare/task_checks.h"
+#include "harness/compare/task_checks.h"
 
 namespace kvgate::compare {
 

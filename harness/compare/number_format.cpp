@@ -1,4 +1,4 @@
-#include "compare/number_format.h"
+#include "harness/compare/number_format.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,9 +1,9 @@
-#include "compare/options.h"
+#include "harness/compare/options.h"
 
 #include <cmath>
 #include <filesystem>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::compare {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "stats/auc.h"
+#include "harness/stats/auc.h"
 
 namespace kvgate::compare {
 

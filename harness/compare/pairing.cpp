@@ -1,10 +1,10 @@
-#include "compare/pairing.h"
+#include "harness/compare/pairing.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::compare {
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <vector>
 
-#include "compare/comparison.h"
-#include "compare/run_index.h"
+#include "harness/compare/comparison.h"
+#include "harness/compare/run_index.h"
 
 namespace kvgate::compare {
 

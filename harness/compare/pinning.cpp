@@ -1,4 +1,4 @@
-#include "compare/pinning.h"
+#include "harness/compare/pinning.h"
 
 #include <optional>
 #include <set>

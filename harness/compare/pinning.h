@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/manifest.h"
+#include "harness/core/manifest.h"
 
 namespace kvgate::compare {
 

@@ -1,8 +1,8 @@
-#include "compare/run_index.h"
+#include "harness/compare/run_index.h"
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::compare {
 

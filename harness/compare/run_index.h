@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/run_dir.h"
+#include "harness/core/run_dir.h"
 
 namespace kvgate::compare {
 

@@ -1,6 +1,6 @@
-#include "compare/task_checks.h"
+#include "harness/compare/task_checks.h"
 
-#include "compare/golden_findings.h"
+#include "harness/compare/golden_findings.h"
 
 namespace kvgate::compare {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "compare/run_index.h"
+#include "harness/compare/comparison.h"
+#include "harness/compare/run_index.h"
 
 namespace kvgate::compare {
 

@@ -1,23 +1,23 @@
-#include "compare/task_stats.h"
+#include "harness/compare/task_stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <span>
 
-#include "core/error.h"
-#include "stats/auc.h"
-#include "stats/bootstrap.h"
-#include "stats/clustered_variance.h"
-#include "stats/fieller.h"
-#include "stats/log_ratio_wald.h"
-#include "stats/multiplicity.h"
-#include "stats/normal.h"
-#include "stats/paired_difference.h"
-#include "stats/proportion_ci.h"
-#include "stats/stratified_score.h"
-#include "stats/tang.h"
-#include "stats/variance_floor.h"
+#include "harness/core/error.h"
+#include "harness/stats/auc.h"
+#include "harness/stats/bootstrap.h"
+#include "harness/stats/clustered_variance.h"
+#include "harness/stats/fieller.h"
+#include "harness/stats/log_ratio_wald.h"
+#include "harness/stats/multiplicity.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/paired_difference.h"
+#include "harness/stats/proportion_ci.h"
+#include "harness/stats/stratified_score.h"
+#include "harness/stats/tang.h"
+#include "harness/stats/variance_floor.h"
 
 namespace kvgate::compare {
 

@@ -5,8 +5,8 @@
 #pragma once
 #include <cstdint>
 
-#include "compare/comparison.h"
-#include "compare/run_index.h"
+#include "harness/compare/comparison.h"
+#include "harness/compare/run_index.h"
 
 namespace kvgate::compare {
 

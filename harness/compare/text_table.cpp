@@ -1,12 +1,12 @@
-#include "compare/text_table.h"
+#include "harness/compare/text_table.h"
 
 #include <algorithm>
 #include <sstream>
 #include <vector>
 
-#include "compare/gains_text.h"
-#include "compare/gate.h"
-#include "compare/number_format.h"
+#include "harness/compare/gains_text.h"
+#include "harness/compare/gate.h"
+#include "harness/compare/number_format.h"
 
 namespace kvgate::compare {
 

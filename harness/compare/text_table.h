@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "compare/comparison.h"
+#include "harness/compare/comparison.h"
 
 namespace kvgate::compare {
 

@@ -1,4 +1,4 @@
-#include "core/atomic_file.h"
+#include "harness/core/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

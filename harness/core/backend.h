@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/sampling.h"
-#include "core/trial.h"
+#include "harness/core/sampling.h"
+#include "harness/core/trial.h"
 
 namespace kvgate {
 

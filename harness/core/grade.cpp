@@ -1,4 +1,4 @@
-#include "core/grade.h"
+#include "harness/core/grade.h"
 
 namespace kvgate {
 

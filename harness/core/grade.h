@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/trial.h"
+#include "harness/core/trial.h"
 
 namespace kvgate {
 

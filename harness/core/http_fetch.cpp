@@ -1,4 +1,4 @@
-#include "core/http_fetch.h"
+#include "harness/core/http_fetch.h"
 
 #include <curl/curl.h>
 
@@ -8,10 +8,10 @@
 #include <mutex>
 #include <thread>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/sha256.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate {
 

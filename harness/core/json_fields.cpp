@@ -1,8 +1,8 @@
-#include "core/json_fields.h"
+#include "harness/core/json_fields.h"
 
 #include <cmath>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

@@ -1,11 +1,11 @@
-#include "core/jsonl.h"
+#include "harness/core/jsonl.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

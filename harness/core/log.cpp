@@ -1,4 +1,4 @@
-#include "core/log.h"
+#include "harness/core/log.h"
 
 #include <atomic>
 #include <iostream>

@@ -1,12 +1,12 @@
-#include "core/manifest.h"
+#include "harness/core/manifest.h"
 
 #include <chrono>
 #include <ctime>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
 
 namespace kvgate {
 

@@ -1,8 +1,8 @@
-#include "core/result.h"
+#include "harness/core/result.h"
 
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
 
 namespace kvgate {
 

@@ -1,4 +1,4 @@
-#include "core/results_writer.h"
+#include "harness/core/results_writer.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include "core/log.h"
+#include "harness/core/log.h"
 
-#include "core/error.h"
-#include "core/jsonl.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
 
 namespace kvgate {
 

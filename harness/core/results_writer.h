@@ -6,7 +6,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/result.h"
+#include "harness/core/result.h"
 
 namespace kvgate {
 

@@ -1,4 +1,4 @@
-#include "core/rng.h"
+#include "harness/core/rng.h"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "core/run_dir.h"
+#include "harness/core/run_dir.h"
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

@@ -2,8 +2,8 @@
 #pragma once
 #include <string>
 
-#include "core/manifest.h"
-#include "core/result.h"
+#include "harness/core/manifest.h"
+#include "harness/core/result.h"
 
 namespace kvgate {
 

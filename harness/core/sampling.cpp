@@ -1,6 +1,6 @@
-#include "core/sampling.h"
+#include "harness/core/sampling.h"
 
-#include "core/json_fields.h"
+#include "harness/core/json_fields.h"
 
 namespace kvgate {
 

@@ -1,4 +1,4 @@
-#include "core/sha256.h"
+#include "harness/core/sha256.h"
 
 #include <openssl/evp.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

@@ -1,12 +1,12 @@
-#include "core/trial.h"
+#include "harness/core/trial.h"
 
 #include <unordered_map>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/sha256.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate {
 

@@ -7,10 +7,10 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "core/error.h"
-#include "decoder/engine.h"
-#include "decoder/kernel_switches.h"
-#include "kv_format.h"
+#include "harness/core/error.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/kernel_switches.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::decoder {
 

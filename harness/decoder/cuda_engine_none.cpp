@@ -1,8 +1,8 @@
 // make_cuda_engine where this build has no CUDA engine: built without CUDA, or with CUDA before the
 // CUDA engine (which sets KVGATE_CUDA_ENGINE) is part of it.
-#include "core/error.h"
-#include "cuda_info.h"
-#include "decoder/engine.h"
+#include "harness/core/error.h"
+#include "kernels/cuda_info.h"
+#include "harness/decoder/engine.h"
 
 namespace kvgate::decoder {
 

@@ -1,7 +1,7 @@
-#include "decoder/device.h"
+#include "harness/decoder/device.h"
 
-#include "core/error.h"
-#include "cuda_info.h"
+#include "harness/core/error.h"
+#include "kernels/cuda_info.h"
 
 namespace kvgate::decoder {
 

@@ -1,8 +1,8 @@
 // make_engine: the one place that picks the engine for a device.
-#include "decoder/engine.h"
+#include "harness/decoder/engine.h"
 
-#include "core/error.h"
-#include "cuda_info.h"
+#include "harness/core/error.h"
+#include "kernels/cuda_info.h"
 
 namespace kvgate::decoder {
 

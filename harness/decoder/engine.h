@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decoder/generate.h"
-#include "decoder/model.h"
-#include "decoder/score.h"
-#include "kv_store.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/model.h"
+#include "harness/decoder/score.h"
+#include "kernels/kv_store.h"
 
 namespace kvgate::decoder {
 

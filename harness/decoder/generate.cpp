@@ -1,9 +1,9 @@
-#include "decoder/generate.h"
+#include "harness/decoder/generate.h"
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
 
 namespace kvgate::decoder {
 

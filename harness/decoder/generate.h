@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "decoder/session.h"
+#include "harness/decoder/session.h"
 
 namespace kvgate::decoder {
 

@@ -1,8 +1,8 @@
-#include "decoder/kernel_switches.h"
+#include "harness/decoder/kernel_switches.h"
 
 #include <cmath>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::decoder {
 

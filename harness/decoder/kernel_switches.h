@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention_emulation.h"
+#include "kernels/attention_emulation.h"
 
 namespace kvgate::decoder {
 

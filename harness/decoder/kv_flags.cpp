@@ -1,9 +1,9 @@
-#include "decoder/kv_flags.h"
-#include "decoder/kernel_switches.h"
+#include "harness/decoder/kv_flags.h"
+#include "harness/decoder/kernel_switches.h"
 
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/sha256.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate::decoder {
 

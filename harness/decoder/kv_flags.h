@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kv_store.h"
+#include "kernels/kv_store.h"
 
 namespace kvgate::decoder {
 

@@ -1,4 +1,4 @@
-#include "decoder/make_model.h"
+#include "harness/decoder/make_model.h"
 
 #include <cmath>
 #include <cstdio>
@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/rng.h"
-#include "decoder/safetensors.h"
-#include "decoder/synthetic_tokenizer.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "harness/decoder/safetensors.h"
+#include "harness/decoder/synthetic_tokenizer.h"
 
 namespace kvgate::decoder {
 

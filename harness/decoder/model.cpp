@@ -1,12 +1,12 @@
-#include "decoder/model.h"
+#include "harness/decoder/model.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "float_formats.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "kernels/float_formats.h"
 
 namespace kvgate::decoder {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "decoder/model_config.h"
-#include "decoder/safetensors.h"
+#include "harness/decoder/model_config.h"
+#include "harness/decoder/safetensors.h"
 
 namespace kvgate::decoder {
 

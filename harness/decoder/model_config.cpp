@@ -1,11 +1,11 @@
-#include "decoder/model_config.h"
+#include "harness/decoder/model_config.h"
 
 #include <cmath>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
 
 namespace kvgate::decoder {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ops_ref.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::decoder {
 

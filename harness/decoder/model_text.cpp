@@ -1,11 +1,11 @@
-#include "decoder/model_text.h"
+#include "harness/decoder/model_text.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::decoder {
 

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decoder/generate.h"
-#include "decoder/model_config.h"
-#include "tokenizer/tokenizer.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/model_config.h"
+#include "harness/tokenizer/tokenizer.h"
 
 namespace kvgate::decoder {
 

@@ -1,4 +1,4 @@
-#include "decoder/safetensors.h"
+#include "harness/decoder/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "float_formats.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "kernels/float_formats.h"
 
 namespace kvgate::decoder {
 

@@ -1,9 +1,9 @@
-#include "decoder/score.h"
+#include "harness/decoder/score.h"
 
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::decoder {
 

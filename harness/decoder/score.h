@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "decoder/session.h"
+#include "harness/decoder/session.h"
 
 namespace kvgate::decoder {
 

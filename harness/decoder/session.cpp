@@ -1,9 +1,9 @@
-#include "decoder/session.h"
+#include "harness/decoder/session.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::decoder {
 

@@ -12,10 +12,10 @@
 #include <span>
 #include <vector>
 
-#include "decoder/model.h"
-#include "decoder/thread_pool.h"
-#include "kv_store.h"
-#include "ops_ref.h"
+#include "harness/decoder/model.h"
+#include "harness/decoder/thread_pool.h"
+#include "kernels/kv_store.h"
+#include "kernels/ops_ref.h"
 
 namespace kvgate::decoder {
 

@@ -1,10 +1,10 @@
-#include "decoder/synthetic_tokenizer.h"
+#include "harness/decoder/synthetic_tokenizer.h"
 
 #include <algorithm>
 #include <map>
 #include <utility>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::decoder {
 

@@ -1,4 +1,4 @@
-#include "decoder/thread_pool.h"
+#include "harness/decoder/thread_pool.h"
 
 namespace kvgate::decoder {
 

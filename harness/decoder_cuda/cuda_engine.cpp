@@ -16,14 +16,14 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
-#include "core/rng.h"
-#include "cuda_info.h"
-#include "decoder/engine.h"
-#include "decoder/kernel_switches.h"
-#include "decoder/score.h"
-#include "decoder/session.h"
-#include "decoder_cuda/cuda_forward.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "kernels/cuda_info.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/kernel_switches.h"
+#include "harness/decoder/score.h"
+#include "harness/decoder/session.h"
+#include "harness/decoder_cuda/cuda_forward.h"
 
 namespace kvgate::decoder {
 

@@ -1,15 +1,15 @@
-#include "decoder_cuda/cuda_forward.h"
+#include "harness/decoder_cuda/cuda_forward.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
-#include "cuda_check.cuh"
-#include "float_formats.h"
-#include "gemv.h"
-#include "kv_format.h"
+#include "harness/core/error.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/float_formats.h"
+#include "kernels/gemv.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::decoder {
 

@@ -12,11 +12,11 @@
 #include <span>
 #include <vector>
 
-#include "decoder/model.h"
-#include "decoder_cuda.h"
-#include "kv_paged_cuda.h"
-#include "kv_store.h"
-#include "sampling.h"
+#include "harness/decoder/model.h"
+#include "kernels/decoder_cuda.h"
+#include "kernels/kv_paged_cuda.h"
+#include "kernels/kv_store.h"
+#include "kernels/sampling.h"
 
 namespace kvgate::decoder {
 

@@ -1,15 +1,15 @@
-#include "gate/configurations.h"
+#include "harness/gate/configurations.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "decoder/device.h"
-#include "decoder/model_config.h"
-#include "runner/http_backend.h"
-#include "runner/run_session.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/model_config.h"
+#include "harness/runner/http_backend.h"
+#include "harness/runner/run_session.h"
 
 namespace kvgate::gate {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/backend_factory.h"
+#include "harness/runner/backend_factory.h"
 
 namespace kvgate::gate {
 

@@ -1,13 +1,13 @@
-#include "gate/dry_run.h"
+#include "harness/gate/dry_run.h"
 
 #include <cstdio>
 #include <fstream>
 
-#include "core/error.h"
-#include "gate/gate_dir.h"
-#include "gate/plan.h"
-#include "gate/trial_gen.h"
-#include "gsm8k/gsm8k_data.h"
+#include "harness/core/error.h"
+#include "harness/gate/gate_dir.h"
+#include "harness/gate/plan.h"
+#include "harness/gate/trial_gen.h"
+#include "datasets/gsm8k/gsm8k_data.h"
 
 namespace kvgate::gate {
 

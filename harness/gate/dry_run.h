@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gate/gate.h"
+#include "harness/gate/gate.h"
 
 namespace kvgate::gate {
 

@@ -1,8 +1,8 @@
-#include "gate/engine_log.h"
+#include "harness/gate/engine_log.h"
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::gate {
 

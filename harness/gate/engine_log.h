@@ -2,8 +2,8 @@
 // --candidate-engine-log) is parsed into its run.json by `kvgate run --engine-log`. That issue
 // reads it (run.json engine.log, the pinning check and the gains of the reports).
 #pragma once
-#include "gate/configurations.h"
-#include "runner/run_session.h"
+#include "harness/gate/configurations.h"
+#include "harness/runner/run_session.h"
 
 namespace kvgate::gate {
 

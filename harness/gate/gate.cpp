@@ -1,17 +1,17 @@
-#include "gate/gate.h"
+#include "harness/gate/gate.h"
 
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/sha256.h"
-#include "gate/engine_log.h"
-#include "gate/gate_dir.h"
-#include "gate/join_runs.h"
-#include "gate/plan.h"
-#include "gate/trial_gen.h"
-#include "runner/run_session.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/sha256.h"
+#include "harness/gate/engine_log.h"
+#include "harness/gate/gate_dir.h"
+#include "harness/gate/join_runs.h"
+#include "harness/gate/plan.h"
+#include "harness/gate/trial_gen.h"
+#include "harness/runner/run_session.h"
 
 namespace kvgate::gate {
 

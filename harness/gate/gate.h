@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "compare/comparison.h"
-#include "gate/configurations.h"
-#include "gate/suite.h"
-#include "runner/work_plan.h"
+#include "harness/compare/comparison.h"
+#include "harness/gate/configurations.h"
+#include "harness/gate/suite.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::gate {
 

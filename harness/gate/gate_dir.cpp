@@ -1,13 +1,13 @@
-#include "gate/gate_dir.h"
+#include "harness/gate/gate_dir.h"
 
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/jsonl.h"
-#include "core/manifest.h"
-#include "core/version.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/manifest.h"
+#include "harness/core/version.h"
 
 namespace kvgate::gate {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gate/configurations.h"
-#include "runner/work_plan.h"
+#include "harness/gate/configurations.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::gate {
 

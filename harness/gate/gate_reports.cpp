@@ -1,18 +1,18 @@
-#include "gate/gate_reports.h"
+#include "harness/gate/gate_reports.h"
 
 #include <filesystem>
 #include <iostream>
 
-#include "compare/comparison_json.h"
-#include "compare/text_table.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/manifest.h"
-#include "core/log.h"
-#include "history.h"
-#include "report_writer.h"
-#include "trial_texts.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/compare/text_table.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/manifest.h"
+#include "harness/core/log.h"
+#include "reports/history.h"
+#include "reports/report_writer.h"
+#include "reports/trial_texts.h"
 
 namespace kvgate::gate {
 

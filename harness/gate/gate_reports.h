@@ -2,7 +2,7 @@
 // plus a "gate" object: suite, configurations, buckets, skipped tasks), summary.txt (the text
 // table), and the HTML, Markdown and JUnit reports; then the history row when asked.
 #pragma once
-#include "gate/gate.h"
+#include "harness/gate/gate.h"
 
 namespace kvgate::gate {
 

@@ -1,10 +1,10 @@
-#include "gate/join_runs.h"
+#include "harness/gate/join_runs.h"
 
-#include "compare/compare.h"
-#include "core/atomic_file.h"
-#include "core/jsonl.h"
-#include "core/manifest.h"
-#include "gate/gate_reports.h"
+#include "harness/compare/compare.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/manifest.h"
+#include "harness/gate/gate_reports.h"
 
 namespace kvgate::gate {
 

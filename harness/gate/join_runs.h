@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/run_dir.h"
-#include "gate/gate.h"
-#include "gate/plan.h"
+#include "harness/core/run_dir.h"
+#include "harness/gate/gate.h"
+#include "harness/gate/plan.h"
 
 namespace kvgate::gate {
 

@@ -1,6 +1,6 @@
-#include "gate/lengths.h"
+#include "harness/gate/lengths.h"
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::gate {
 

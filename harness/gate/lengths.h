@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gate/suite.h"
+#include "harness/gate/suite.h"
 
 namespace kvgate::gate {
 

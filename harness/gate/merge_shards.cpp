@@ -1,19 +1,19 @@
-#include "gate/merge_shards.h"
+#include "harness/gate/merge_shards.h"
 
 #include <filesystem>
 #include <map>
 #include <set>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/log.h"
-#include "core/manifest.h"
-#include "core/version.h"
-#include "gate/gate_dir.h"
-#include "gate/join_runs.h"
-#include "gate/plan.h"
-#include "runner/merge.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/log.h"
+#include "harness/core/manifest.h"
+#include "harness/core/version.h"
+#include "harness/gate/gate_dir.h"
+#include "harness/gate/join_runs.h"
+#include "harness/gate/plan.h"
+#include "harness/runner/merge.h"
 
 namespace kvgate::gate {
 

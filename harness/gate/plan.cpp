@@ -1,9 +1,9 @@
-#include "gate/plan.h"
+#include "harness/gate/plan.h"
 
-#include "core/error.h"
-#include "core/log.h"
-#include "gate/lengths.h"
-#include "gate/trial_gen.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/gate/lengths.h"
+#include "harness/gate/trial_gen.h"
 
 namespace kvgate::gate {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gate/gate.h"
+#include "harness/gate/gate.h"
 
 namespace kvgate::gate {
 

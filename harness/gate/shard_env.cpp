@@ -1,8 +1,8 @@
-#include "gate/shard_env.h"
+#include "harness/gate/shard_env.h"
 
 #include <charconv>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::gate {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "runner/work_plan.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::gate {
 

@@ -1,4 +1,4 @@
-#include "gate/suite.h"
+#include "harness/gate/suite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "gate/trial_gen.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/gate/trial_gen.h"
 
 namespace kvgate::gate {
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare/options.h"
-#include "core/sampling.h"
+#include "harness/compare/options.h"
+#include "harness/core/sampling.h"
 
 namespace kvgate::gate {
 

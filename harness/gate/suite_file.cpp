@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <regex>
 
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "gate/suite.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/gate/suite.h"
 
 namespace kvgate::gate {
 

@@ -1,19 +1,19 @@
-#include "gate/trial_gen.h"
+#include "harness/gate/trial_gen.h"
 
 #include <algorithm>
 #include <map>
 
-#include "common/depths.h"
-#include "common/input_api.h"
-#include "core/error.h"
-#include "core/json_fields.h"
-#include "core/log.h"
-#include "golden/golden_prompts.h"
-#include "gsm8k/gsm8k_data.h"
-#include "gsm8k/gsm8k_prompts.h"
-#include "mrcr/mrcr_gen.h"
-#include "multicode/multicode.h"
-#include "niah/niah.h"
+#include "datasets/common/depths.h"
+#include "datasets/common/input_api.h"
+#include "harness/core/error.h"
+#include "harness/core/json_fields.h"
+#include "harness/core/log.h"
+#include "datasets/golden/golden_prompts.h"
+#include "datasets/gsm8k/gsm8k_data.h"
+#include "datasets/gsm8k/gsm8k_prompts.h"
+#include "datasets/mrcr/mrcr_gen.h"
+#include "datasets/multicode/multicode.h"
+#include "datasets/niah/niah.h"
 
 namespace kvgate::gate {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/trial.h"
-#include "gate/suite.h"
-#include "tokenizer/token_counter.h"
+#include "harness/core/trial.h"
+#include "harness/gate/suite.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate::gate {
 

@@ -1,4 +1,4 @@
-#include "kld/kld_report.h"
+#include "harness/kld/kld_report.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kld/kld_run.h"
+#include "harness/kld/kld_run.h"
 
 namespace kvgate::kld {
 

@@ -1,4 +1,4 @@
-#include "kld/kld_run.h"
+#include "harness/kld/kld_run.h"
 
 #include <condition_variable>
 #include <deque>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::kld {
 

@@ -9,8 +9,8 @@
 #include <functional>
 #include <vector>
 
-#include "decoder/engine.h"
-#include "kld/kld_stats.h"
+#include "harness/decoder/engine.h"
+#include "harness/kld/kld_stats.h"
 
 namespace kvgate::kld {
 

@@ -1,9 +1,9 @@
-#include "kld/kld_stats.h"
+#include "harness/kld/kld_stats.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::kld {
 

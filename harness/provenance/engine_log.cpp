@@ -1,4 +1,4 @@
-#include "provenance/engine_log.h"
+#include "harness/provenance/engine_log.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,9 +6,9 @@
 #include <map>
 #include <optional>
 
-#include "common/pcre_regex.h"
-#include "core/error.h"
-#include "core/sha256.h"
+#include "datasets/common/pcre_regex.h"
+#include "harness/core/error.h"
+#include "harness/core/sha256.h"
 
 namespace kvgate::provenance {
 

@@ -1,6 +1,6 @@
-#include "runner/backend_factory.h"
+#include "harness/runner/backend_factory.h"
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::runner {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "core/backend.h"
-#include "runner/http_backend.h"
+#include "harness/core/backend.h"
+#include "harness/runner/http_backend.h"
 
 namespace kvgate::runner {
 

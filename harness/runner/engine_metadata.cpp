@@ -1,10 +1,10 @@
-#include "runner/engine_metadata.h"
+#include "harness/runner/engine_metadata.h"
 
 #include <thread>
 
-#include "core/log.h"
-#include "runner/openai_protocol.h"
-#include "runner/url.h"
+#include "harness/core/log.h"
+#include "harness/runner/openai_protocol.h"
+#include "harness/runner/url.h"
 
 namespace kvgate::runner {
 

@@ -1,4 +1,4 @@
-#include "runner/http_backend.h"
+#include "harness/runner/http_backend.h"
 
 #include <curl/curl.h>
 
@@ -8,12 +8,12 @@
 #include <mutex>
 #include <optional>
 
-#include "core/error.h"
-#include "core/version.h"
-#include "runner/engine_metadata.h"
-#include "runner/retry_policy.h"
-#include "runner/sse_parser.h"
-#include "runner/url.h"
+#include "harness/core/error.h"
+#include "harness/core/version.h"
+#include "harness/runner/engine_metadata.h"
+#include "harness/runner/retry_policy.h"
+#include "harness/runner/sse_parser.h"
+#include "harness/runner/url.h"
 
 namespace kvgate::runner {
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/backend.h"
-#include "runner/openai_protocol.h"
+#include "harness/core/backend.h"
+#include "harness/runner/openai_protocol.h"
 
 struct curl_slist;  // libcurl
 

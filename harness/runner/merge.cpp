@@ -1,19 +1,19 @@
-#include "runner/merge.h"
+#include "harness/runner/merge.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/manifest.h"
-#include "core/run_dir.h"
-#include "core/version.h"
-#include "runner/run_journal.h"
-#include "runner/run_summary.h"
-#include "runner/work_plan.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/manifest.h"
+#include "harness/core/run_dir.h"
+#include "harness/core/version.h"
+#include "harness/runner/run_journal.h"
+#include "harness/runner/run_summary.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::runner {
 

@@ -1,9 +1,9 @@
-#include "runner/openai_protocol.h"
+#include "harness/runner/openai_protocol.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::runner {
 

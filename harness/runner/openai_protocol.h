@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/backend.h"
-#include "runner/sse_parser.h"
+#include "harness/core/backend.h"
+#include "harness/runner/sse_parser.h"
 
 namespace kvgate::runner {
 

@@ -1,12 +1,12 @@
-#include "runner/progress.h"
+#include "harness/runner/progress.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 
-#include "core/error.h"
-#include "core/log.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
 
 namespace kvgate::runner {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "runner/runner.h"
+#include "harness/runner/runner.h"
 
 namespace kvgate::runner {
 

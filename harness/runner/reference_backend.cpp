@@ -6,12 +6,12 @@
 #include <chrono>
 #include <memory>
 
-#include "core/error.h"
-#include "core/version.h"
-#include "decoder/device.h"
-#include "decoder/engine.h"
-#include "decoder/model_text.h"
-#include "runner/backend_factory.h"
+#include "harness/core/error.h"
+#include "harness/core/version.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/model_text.h"
+#include "harness/runner/backend_factory.h"
 
 namespace kvgate::runner {
 

@@ -1,4 +1,4 @@
-#include "runner/result_line.h"
+#include "harness/runner/result_line.h"
 
 #include <algorithm>
 #include <cmath>

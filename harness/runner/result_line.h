@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/backend.h"
-#include "core/grade.h"
-#include "core/result.h"
+#include "harness/core/backend.h"
+#include "harness/core/grade.h"
+#include "harness/core/result.h"
 
 namespace kvgate::runner {
 

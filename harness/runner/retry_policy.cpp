@@ -1,4 +1,4 @@
-#include "runner/retry_policy.h"
+#include "harness/runner/retry_policy.h"
 
 #include <curl/curl.h>
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/rng.h"
+#include "harness/core/rng.h"
 
 namespace kvgate::runner {
 

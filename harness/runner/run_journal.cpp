@@ -1,4 +1,4 @@
-#include "runner/run_journal.h"
+#include "harness/runner/run_journal.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,10 +12,10 @@
 #include <map>
 #include <unordered_map>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/jsonl.h"
-#include "core/run_dir.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/run_dir.h"
 
 namespace kvgate::runner {
 

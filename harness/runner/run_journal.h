@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
-#include "core/trial.h"
-#include "runner/work_plan.h"
+#include "harness/core/result.h"
+#include "harness/core/trial.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::runner {
 

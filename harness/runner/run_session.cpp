@@ -1,4 +1,4 @@
-#include "runner/run_session.h"
+#include "harness/runner/run_session.h"
 
 #include <unistd.h>
 
@@ -11,23 +11,23 @@
 #include <iostream>
 #include <map>
 
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/manifest.h"
-#include "provenance/engine_log.h"
-#include "core/result.h"
-#include "core/results_writer.h"
-#include "core/run_dir.h"
-#include "core/version.h"
-#include "decoder/device.h"
-#include "decoder/kv_flags.h"
-#include "graders.h"
-#include "runner/progress.h"
-#include "runner/run_journal.h"
-#include "runner/run_summary.h"
-#include "runner/stop_signal.h"
-#include "runner/url.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/manifest.h"
+#include "harness/provenance/engine_log.h"
+#include "harness/core/result.h"
+#include "harness/core/results_writer.h"
+#include "harness/core/run_dir.h"
+#include "harness/core/version.h"
+#include "harness/decoder/device.h"
+#include "harness/decoder/kv_flags.h"
+#include "datasets/graders.h"
+#include "harness/runner/progress.h"
+#include "harness/runner/run_journal.h"
+#include "harness/runner/run_summary.h"
+#include "harness/runner/stop_signal.h"
+#include "harness/runner/url.h"
 
 namespace kvgate::runner {
 

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/sampling.h"
-#include "runner/backend_factory.h"
-#include "runner/runner.h"
-#include "runner/work_plan.h"
+#include "harness/core/sampling.h"
+#include "harness/runner/backend_factory.h"
+#include "harness/runner/runner.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::runner {
 

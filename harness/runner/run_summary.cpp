@@ -1,4 +1,4 @@
-#include "runner/run_summary.h"
+#include "harness/runner/run_summary.h"
 
 #include <cstdio>
 #include <map>

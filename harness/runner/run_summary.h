@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
+#include "harness/core/result.h"
 
 namespace kvgate::runner {
 

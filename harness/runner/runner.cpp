@@ -1,4 +1,4 @@
-#include "runner/runner.h"
+#include "harness/runner/runner.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -7,10 +7,10 @@
 #include <queue>
 #include <thread>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "core/rng.h"
-#include "runner/result_line.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/rng.h"
+#include "harness/runner/result_line.h"
 
 namespace kvgate::runner {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/grade.h"
-#include "core/result.h"
-#include "runner/retry_policy.h"
-#include "runner/work_plan.h"
+#include "harness/core/backend.h"
+#include "harness/core/grade.h"
+#include "harness/core/result.h"
+#include "harness/runner/retry_policy.h"
+#include "harness/runner/work_plan.h"
 
 namespace kvgate::runner {
 

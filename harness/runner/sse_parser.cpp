@@ -1,4 +1,4 @@
-#include "runner/sse_parser.h"
+#include "harness/runner/sse_parser.h"
 
 namespace kvgate::runner {
 

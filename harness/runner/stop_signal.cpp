@@ -1,4 +1,4 @@
-#include "runner/stop_signal.h"
+#include "harness/runner/stop_signal.h"
 
 #include <signal.h>
 #include <cstddef>

@@ -1,10 +1,10 @@
-#include "runner/url.h"
+#include "harness/runner/url.h"
 
 #include <curl/curl.h>
 
 #include <memory>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::runner {
 

@@ -1,9 +1,9 @@
-#include "runner/work_plan.h"
+#include "harness/runner/work_plan.h"
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
 
 namespace kvgate::runner {
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/sampling.h"
-#include "core/trial.h"
+#include "harness/core/sampling.h"
+#include "harness/core/trial.h"
 
 namespace kvgate::runner {
 

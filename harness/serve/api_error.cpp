@@ -1,4 +1,4 @@
-#include "serve/api_error.h"
+#include "harness/serve/api_error.h"
 
 namespace kvgate::serve {
 

@@ -1,11 +1,11 @@
-#include "serve/openai_request.h"
+#include "harness/serve/openai_request.h"
 
 #include <cmath>
 #include <limits>
 #include <optional>
 
-#include "core/error.h"
-#include "serve/api_error.h"
+#include "harness/core/error.h"
+#include "harness/serve/api_error.h"
 
 namespace kvgate::serve {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decoder/model_text.h"
+#include "harness/decoder/model_text.h"
 
 namespace kvgate::serve {
 

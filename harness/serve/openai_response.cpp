@@ -1,4 +1,4 @@
-#include "serve/openai_response.h"
+#include "harness/serve/openai_response.h"
 
 namespace kvgate::serve {
 

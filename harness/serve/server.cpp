@@ -1,4 +1,4 @@
-#include "serve/server.h"
+#include "harness/serve/server.h"
 
 #include <httplib.h>
 
@@ -8,12 +8,12 @@
 #include <ctime>
 #include <future>
 
-#include "core/error.h"
-#include "core/log.h"
-#include "core/version.h"
-#include "serve/api_error.h"
-#include "serve/openai_request.h"
-#include "serve/openai_response.h"
+#include "harness/core/error.h"
+#include "harness/core/log.h"
+#include "harness/core/version.h"
+#include "harness/serve/api_error.h"
+#include "harness/serve/openai_request.h"
+#include "harness/serve/openai_response.h"
 
 namespace kvgate::serve {
 

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decoder/engine.h"
-#include "decoder/model_text.h"
+#include "harness/decoder/engine.h"
+#include "harness/decoder/model_text.h"
 
 namespace kvgate::serve {
 

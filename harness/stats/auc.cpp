@@ -1,4 +1,4 @@
-#include "stats/auc.h"
+#include "harness/stats/auc.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "stats/bonett_price.h"
+#include "harness/stats/bonett_price.h"
 
 #include <algorithm>
 #include <cmath>

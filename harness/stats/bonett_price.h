@@ -2,8 +2,8 @@
 // contingencytables BonettPrice_hybrid_Wilson_score_CI_paired_2x2). A cross-check of Tang.
 #pragma once
 
-#include "stats/interval.h"
-#include "stats/paired_counts.h"
+#include "harness/stats/interval.h"
+#include "harness/stats/paired_counts.h"
 
 namespace kvgate::stats {
 

@@ -1,11 +1,11 @@
-#include "stats/bootstrap.h"
+#include "harness/stats/bootstrap.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "core/rng.h"
+#include "harness/core/rng.h"
 
 namespace kvgate::stats {
 

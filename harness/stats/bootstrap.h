@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "stats/interval.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::stats {
 

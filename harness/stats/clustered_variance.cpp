@@ -1,4 +1,4 @@
-#include "stats/clustered_variance.h"
+#include "harness/stats/clustered_variance.h"
 
 #include <cmath>
 #include <stdexcept>

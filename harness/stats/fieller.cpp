@@ -1,10 +1,10 @@
-#include "stats/fieller.h"
+#include "harness/stats/fieller.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "stats/normal.h"
+#include "harness/stats/normal.h"
 
 namespace kvgate::stats {
 

@@ -5,7 +5,7 @@
 // squared AUC weights across buckets).
 #pragma once
 
-#include "stats/interval.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::stats {
 

@@ -1,4 +1,4 @@
-#include "stats/geometric_mean_ratio.h"
+#include "harness/stats/geometric_mean_ratio.h"
 
 #include <cmath>
 #include <limits>

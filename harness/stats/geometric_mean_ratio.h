@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <span>
 
-#include "stats/interval.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::stats {
 

@@ -1,4 +1,4 @@
-#include "stats/log_ratio_wald.h"
+#include "harness/stats/log_ratio_wald.h"
 
 #include <cmath>
 #include <stdexcept>

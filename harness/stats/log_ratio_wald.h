@@ -2,9 +2,9 @@
 // (stats.md §3.2; contingencytables Wald_CI_ratio_paired_2x2).
 #pragma once
 
-#include "stats/fieller.h"
-#include "stats/interval.h"
-#include "stats/paired_counts.h"
+#include "harness/stats/fieller.h"
+#include "harness/stats/interval.h"
+#include "harness/stats/paired_counts.h"
 
 namespace kvgate::stats {
 

@@ -1,4 +1,4 @@
-#include "stats/mcnemar.h"
+#include "harness/stats/mcnemar.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "stats/multiplicity.h"
+#include "harness/stats/multiplicity.h"
 
 #include <algorithm>
 #include <numeric>

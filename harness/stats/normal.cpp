@@ -1,4 +1,4 @@
-#include "stats/normal.h"
+#include "harness/stats/normal.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "stats/paired_counts.h"
+#include "harness/stats/paired_counts.h"
 
 #include <stdexcept>
 #include <string>

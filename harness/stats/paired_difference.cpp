@@ -1,4 +1,4 @@
-#include "stats/paired_difference.h"
+#include "harness/stats/paired_difference.h"
 
 #include <algorithm>
 #include <cmath>

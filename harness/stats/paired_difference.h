@@ -2,8 +2,8 @@
 // reported beside the ratio. z = z_upper(alpha/2) gives a two-sided (1 - alpha) interval.
 #pragma once
 
-#include "stats/interval.h"
-#include "stats/paired_counts.h"
+#include "harness/stats/interval.h"
+#include "harness/stats/paired_counts.h"
 
 namespace kvgate::stats {
 

@@ -1,4 +1,4 @@
-#include "stats/percentile.h"
+#include "harness/stats/percentile.h"
 
 #include <algorithm>
 #include <cmath>

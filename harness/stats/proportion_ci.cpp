@@ -1,4 +1,4 @@
-#include "stats/proportion_ci.h"
+#include "harness/stats/proportion_ci.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <boost/math/distributions/binomial.hpp>
 
-#include "stats/normal.h"
+#include "harness/stats/normal.h"
 
 namespace kvgate::stats {
 

@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "stats/interval.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::stats {
 

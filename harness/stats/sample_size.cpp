@@ -1,12 +1,12 @@
-#include "stats/sample_size.h"
+#include "harness/stats/sample_size.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "stats/normal.h"
-#include "stats/tang.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/tang.h"
 
 namespace kvgate::stats {
 

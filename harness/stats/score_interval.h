@@ -9,7 +9,7 @@
 
 #include <boost/math/tools/toms748_solve.hpp>
 
-#include "stats/interval.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::stats {
 

@@ -1,4 +1,4 @@
-#include "stats/stratified_score.h"
+#include "harness/stats/stratified_score.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "stats/normal.h"
-#include "stats/score_interval.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/score_interval.h"
 
 namespace kvgate::stats {
 

@@ -27,7 +27,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "stats/interval.h"
+#include "harness/stats/interval.h"
 
 namespace kvgate::stats {
 

@@ -1,11 +1,11 @@
-#include "stats/tang.h"
+#include "harness/stats/tang.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "stats/normal.h"
-#include "stats/score_interval.h"
+#include "harness/stats/normal.h"
+#include "harness/stats/score_interval.h"
 
 namespace kvgate::stats {
 

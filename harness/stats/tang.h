@@ -4,8 +4,8 @@
 // single-sample trials.
 #pragma once
 
-#include "stats/interval.h"
-#include "stats/paired_counts.h"
+#include "harness/stats/interval.h"
+#include "harness/stats/paired_counts.h"
 
 namespace kvgate::stats {
 

@@ -1,4 +1,4 @@
-#include "stats/variance_floor.h"
+#include "harness/stats/variance_floor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "stats/normal.h"
+#include "harness/stats/normal.h"
 
 namespace kvgate::stats {
 

@@ -40,7 +40,7 @@
 #include <cstdint>
 #include <span>
 
-#include "stats/fieller.h"
+#include "harness/stats/fieller.h"
 
 namespace kvgate::stats {
 

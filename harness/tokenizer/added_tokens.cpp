@@ -1,11 +1,11 @@
-#include "tokenizer/added_tokens.h"
+#include "harness/tokenizer/added_tokens.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include <utf8proc.h>
 
-#include "tokenizer/utf8.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::tok {
 

@@ -1,10 +1,10 @@
-#include "tokenizer/bpe_model.h"
+#include "harness/tokenizer/bpe_model.h"
 
 #include <algorithm>
 #include <queue>
 
-#include "core/error.h"
-#include "tokenizer/byte_level.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/byte_level.h"
 
 namespace kvgate::tok {
 

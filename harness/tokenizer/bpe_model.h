@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/token_table.h"
-#include "tokenizer/word_cache.h"
+#include "harness/tokenizer/token_table.h"
+#include "harness/tokenizer/word_cache.h"
 
 namespace kvgate::tok {
 

@@ -1,8 +1,8 @@
-#include "tokenizer/byte_level.h"
+#include "harness/tokenizer/byte_level.h"
 
 #include <array>
 
-#include "tokenizer/utf8.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::tok {
 

@@ -1,11 +1,11 @@
-#include "tokenizer/chat_template.h"
+#include "harness/tokenizer/chat_template.h"
 
 #include <ctime>
 
-#include "core/error.h"
-#include "tokenizer/jinja/template.h"
-#include "tokenizer/jinja/strings.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/jinja/template.h"
+#include "harness/tokenizer/jinja/strings.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate {
 

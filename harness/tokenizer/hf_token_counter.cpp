@@ -1,7 +1,7 @@
 // The exact token counter: a Hugging Face tokenizer.json, with the checkpoint's chat template (or
 // the ChatML fallback) for whole chat inputs.
-#include "tokenizer/token_counter.h"
-#include "tokenizer/tokenizer.h"
+#include "harness/tokenizer/token_counter.h"
+#include "harness/tokenizer/tokenizer.h"
 
 namespace kvgate {
 

@@ -1,12 +1,12 @@
-#include "tokenizer/normalizer.h"
+#include "harness/tokenizer/normalizer.h"
 
 #include <cstdlib>
 #include <cstring>
 
 #include <utf8proc.h>
 
-#include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::tok {
 

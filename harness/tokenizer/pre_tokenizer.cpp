@@ -1,7 +1,7 @@
-#include "tokenizer/pre_tokenizer.h"
+#include "harness/tokenizer/pre_tokenizer.h"
 
-#include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/utf8.h"
 
 #include <utf8proc.h>
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/split_regex.h"
+#include "harness/tokenizer/split_regex.h"
 
 namespace kvgate::tok {
 

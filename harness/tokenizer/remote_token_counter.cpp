@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
-#include "tokenizer/token_counter.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace kvgate {
 

@@ -1,10 +1,10 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "tokenizer/split_regex.h"
+#include "harness/tokenizer/split_regex.h"
 
 #include <pcre2.h>
 
-#include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::tok {
 

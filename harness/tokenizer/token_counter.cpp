@@ -1,6 +1,6 @@
-#include "tokenizer/token_counter.h"
+#include "harness/tokenizer/token_counter.h"
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate {
 

@@ -1,13 +1,13 @@
-#include "tokenizer/tokenizer.h"
+#include "harness/tokenizer/tokenizer.h"
 
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
-#include "tokenizer/byte_level.h"
-#include "tokenizer/token_counter.h"
-#include "tokenizer/tokenizer_impl.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/byte_level.h"
+#include "harness/tokenizer/token_counter.h"
+#include "harness/tokenizer/tokenizer_impl.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate {
 

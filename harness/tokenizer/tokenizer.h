@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/chat_template.h"
+#include "harness/tokenizer/chat_template.h"
 
 namespace kvgate {
 

@@ -7,12 +7,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/added_tokens.h"
-#include "tokenizer/bpe_model.h"
-#include "tokenizer/chat_template.h"
-#include "tokenizer/normalizer.h"
-#include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/tokenizer.h"
+#include "harness/tokenizer/added_tokens.h"
+#include "harness/tokenizer/bpe_model.h"
+#include "harness/tokenizer/chat_template.h"
+#include "harness/tokenizer/normalizer.h"
+#include "harness/tokenizer/pre_tokenizer.h"
+#include "harness/tokenizer/tokenizer.h"
 
 namespace kvgate {
 

@@ -1,8 +1,8 @@
-#include "tokenizer/tokenizer_json_sax.h"
+#include "harness/tokenizer/tokenizer_json_sax.h"
 
 #include <vector>
 
-#include "core/error.h"
+#include "harness/core/error.h"
 
 namespace kvgate::tok {
 

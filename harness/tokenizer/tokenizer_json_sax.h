@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/bpe_model.h"
+#include "harness/tokenizer/bpe_model.h"
 
 namespace kvgate::tok {
 

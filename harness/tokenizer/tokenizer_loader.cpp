@@ -2,10 +2,10 @@
 // field for anything malformed or unsupported.
 #include <algorithm>
 
-#include "core/error.h"
-#include "tokenizer/byte_level.h"
-#include "tokenizer/tokenizer_json_sax.h"
-#include "tokenizer/tokenizer_impl.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/byte_level.h"
+#include "harness/tokenizer/tokenizer_json_sax.h"
+#include "harness/tokenizer/tokenizer_impl.h"
 
 namespace kvgate {
 

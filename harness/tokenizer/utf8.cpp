@@ -1,4 +1,4 @@
-#include "tokenizer/utf8.h"
+#include "harness/tokenizer/utf8.h"
 
 #include <cstdint>
 #include <cstring>

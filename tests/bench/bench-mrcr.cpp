@@ -13,13 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/rng.h"
-#include "mrcr/mrcr_conversation.h"
-#include "mrcr/mrcr_fit.h"
-#include "mrcr/mrcr_gen.h"
-#include "mrcr/mrcr_text.h"
-#include "mrcr/sequence_matcher.h"
-#include "tokenizer/token_counter.h"
+#include "harness/core/rng.h"
+#include "datasets/mrcr/mrcr_conversation.h"
+#include "datasets/mrcr/mrcr_fit.h"
+#include "datasets/mrcr/mrcr_gen.h"
+#include "datasets/mrcr/mrcr_text.h"
+#include "datasets/mrcr/sequence_matcher.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace {
 

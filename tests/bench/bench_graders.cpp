@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "common/edit_distance.h"
-#include "common/pcre_regex.h"
-#include "core/rng.h"
-#include "gsm8k/gsm8k_data.h"
-#include "gsm8k/gsm8k_extract.h"
+#include "datasets/common/edit_distance.h"
+#include "datasets/common/pcre_regex.h"
+#include "harness/core/rng.h"
+#include "datasets/gsm8k/gsm8k_data.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include <memory>
 #include <string>
 
-#include "compare/compare.h"
-#include "compare/comparison_json.h"
-#include "compare/text_table.h"
-#include "core/atomic_file.h"
-#include "core/jsonl.h"
-#include "core/rng.h"
-#include "core/run_dir.h"
+#include "harness/compare/compare.h"
+#include "harness/compare/comparison_json.h"
+#include "harness/compare/text_table.h"
+#include "harness/core/atomic_file.h"
+#include "harness/core/jsonl.h"
+#include "harness/core/rng.h"
+#include "harness/core/run_dir.h"
 
 namespace {
 

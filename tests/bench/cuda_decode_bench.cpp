@@ -44,17 +44,17 @@
 #include <cuda_profiler_api.h>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/rng.h"
-#include "cuda_check.cuh"
-#include "cuda_info.h"
-#include "decoder/model_config.h"
-#include "decoder_cuda/cuda_forward.h"
-#include "gemv.h"
-#include "kv_format.h"
-#include "kv_paged_cuda.h"
-#include "paged_attention_decode.h"
-#include "sampling.h"
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_info.h"
+#include "harness/decoder/model_config.h"
+#include "harness/decoder_cuda/cuda_forward.h"
+#include "kernels/gemv.h"
+#include "kernels/kv_format.h"
+#include "kernels/kv_paged_cuda.h"
+#include "kernels/paged_attention_decode.h"
+#include "kernels/sampling.h"
 
 namespace kc = kvgate::kernels::cuda;
 namespace kk = kvgate::kernels;

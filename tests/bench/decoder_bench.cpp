@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
-#include "decoder/generate.h"
-#include "decoder/make_model.h"
-#include "decoder/model.h"
-#include "decoder/session.h"
-#include "ops_ref.h"
+#include "harness/core/rng.h"
+#include "harness/decoder/generate.h"
+#include "harness/decoder/make_model.h"
+#include "harness/decoder/model.h"
+#include "harness/decoder/session.h"
+#include "kernels/ops_ref.h"
 
 using namespace kvgate;
 using Clock = std::chrono::steady_clock;

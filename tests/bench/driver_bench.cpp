@@ -22,12 +22,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/log.h"
-#include "core/trial.h"
-#include "graders.h"
-#include "instant_server.h"
-#include "runner/http_backend.h"
-#include "runner/run_session.h"
+#include "harness/core/log.h"
+#include "harness/core/trial.h"
+#include "datasets/graders.h"
+#include "tests/bench/instant_server.h"
+#include "harness/runner/http_backend.h"
+#include "harness/runner/run_session.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "gate_sim.h"
+#include "tests/gate_sim.h"
 
 using namespace kvtest::gate_sim;
 

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "common/input_api.h"
-#include "core/error.h"
-#include "fake_token_counter.h"
-#include "multicode/multicode.h"
-#include "niah/niah.h"
-#include "tokenizer/token_counter.h"
+#include "datasets/common/input_api.h"
+#include "harness/core/error.h"
+#include "tests/fake_token_counter.h"
+#include "datasets/multicode/multicode.h"
+#include "datasets/niah/niah.h"
+#include "harness/tokenizer/token_counter.h"
 
 namespace {
 

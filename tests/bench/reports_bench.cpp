@@ -9,10 +9,10 @@
 #include <memory>
 #include <string>
 
-#include "compare/compare.h"
-#include "core/rng.h"
-#include "core/run_dir.h"
-#include "report_writer.h"
+#include "harness/compare/compare.h"
+#include "harness/core/rng.h"
+#include "harness/core/run_dir.h"
+#include "reports/report_writer.h"
 
 namespace {
 

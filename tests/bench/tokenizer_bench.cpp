@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/tokenizer.h"
+#include "harness/tokenizer/tokenizer.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;

@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <string>
 
-#include "common/edit_distance.h"
-#include "common/numbers.h"
-#include "common/thinking.h"
-#include "custom/answer_extract.h"
-#include "golden/golden_check.h"
-#include "golden/golden_compare.h"
-#include "gsm8k/gsm8k_extract.h"
+#include "datasets/common/edit_distance.h"
+#include "datasets/common/numbers.h"
+#include "datasets/common/thinking.h"
+#include "datasets/custom/answer_extract.h"
+#include "datasets/golden/golden_check.h"
+#include "datasets/golden/golden_compare.h"
+#include "datasets/gsm8k/gsm8k_extract.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "tokenizer/chat_template.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/chat_template.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const nlohmann::ordered_json messages = nlohmann::ordered_json::parse(R"([

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "provenance/engine_log.h"
+#include "harness/provenance/engine_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capacity/model_dims.h"
-#include "core/error.h"
-#include "kv_format.h"
-#include "kv_scales.h"
+#include "harness/capacity/model_dims.h"
+#include "harness/core/error.h"
+#include "kernels/kv_format.h"
+#include "kernels/kv_scales.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kvgate;

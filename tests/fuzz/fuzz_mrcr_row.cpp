@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/hf_rows.h"
-#include "core/error.h"
-#include "mrcr/mrcr_chat.h"
-#include "mrcr/mrcr_grader.h"
-#include "mrcr/mrcr_official.h"
-#include "mrcr/sequence_matcher.h"
+#include "datasets/common/hf_rows.h"
+#include "harness/core/error.h"
+#include "datasets/mrcr/mrcr_chat.h"
+#include "datasets/mrcr/mrcr_grader.h"
+#include "datasets/mrcr/mrcr_official.h"
+#include "datasets/mrcr/sequence_matcher.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

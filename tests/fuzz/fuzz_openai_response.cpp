@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/backend.h"
-#include "runner/openai_protocol.h"
+#include "harness/core/backend.h"
+#include "harness/runner/openai_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kvgate::runner;

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "history.h"
-#include "html_escape.h"
+#include "harness/core/error.h"
+#include "reports/history.h"
+#include "reports/html_escape.h"
 
 namespace {
 

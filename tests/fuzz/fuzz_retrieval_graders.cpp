@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "multicode/multicode.h"
-#include "niah/niah.h"
+#include "datasets/multicode/multicode.h"
+#include "datasets/niah/niah.h"
 
 namespace {
 

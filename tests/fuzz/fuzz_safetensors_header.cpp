@@ -3,8 +3,8 @@
 // ASan reports), never a crash.
 #include <cstdint>
 
-#include "core/error.h"
-#include "decoder/safetensors.h"
+#include "harness/core/error.h"
+#include "harness/decoder/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/backend.h"
-#include "runner/openai_protocol.h"
-#include "runner/sse_parser.h"
+#include "harness/core/backend.h"
+#include "harness/runner/openai_protocol.h"
+#include "harness/runner/sse_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kvgate::runner;

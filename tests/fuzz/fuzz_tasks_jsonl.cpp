@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <string>
 
-#include "core/error.h"
-#include "core/result.h"
-#include "core/trial.h"
+#include "harness/core/error.h"
+#include "harness/core/result.h"
+#include "harness/core/trial.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/kvgate-fuzz-tasks-" + std::to_string(::getpid()) + ".jsonl";

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
-#include "tokenizer/tokenizer.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
+#include "harness/core/rng.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 

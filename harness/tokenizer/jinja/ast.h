@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "tokenizer/jinja/value.h"
+#include "harness/tokenizer/jinja/value.h"
 
 namespace kvgate::jinja {
 

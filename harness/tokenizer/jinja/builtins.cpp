@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <set>
 
-#include "core/error.h"
-#include "tokenizer/jinja/interpreter.h"
-#include "tokenizer/jinja/lexer.h"
-#include "tokenizer/jinja/strings.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/jinja/interpreter.h"
+#include "harness/tokenizer/jinja/lexer.h"
+#include "harness/tokenizer/jinja/strings.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::jinja {
 

@@ -1,11 +1,11 @@
-#include "tokenizer/jinja/interpreter.h"
+#include "harness/tokenizer/jinja/interpreter.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "tokenizer/jinja/parser.h"
-#include "tokenizer/jinja/template.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/jinja/parser.h"
+#include "harness/tokenizer/jinja/template.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::jinja {
 

@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/jinja/ast.h"
-#include "tokenizer/jinja/value.h"
+#include "harness/tokenizer/jinja/ast.h"
+#include "harness/tokenizer/jinja/value.h"
 
 namespace kvgate::jinja {
 

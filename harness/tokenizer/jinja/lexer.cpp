@@ -1,10 +1,10 @@
-#include "tokenizer/jinja/lexer.h"
+#include "harness/tokenizer/jinja/lexer.h"
 
 #include <cerrno>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::jinja {
 

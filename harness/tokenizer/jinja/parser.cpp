@@ -1,9 +1,9 @@
-#include "tokenizer/jinja/parser.h"
+#include "harness/tokenizer/jinja/parser.h"
 
 #include <initializer_list>
 
-#include "core/error.h"
-#include "tokenizer/jinja/lexer.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/jinja/lexer.h"
 
 namespace kvgate::jinja {
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <string_view>
 
-#include "tokenizer/jinja/ast.h"
+#include "harness/tokenizer/jinja/ast.h"
 
 namespace kvgate::jinja {
 

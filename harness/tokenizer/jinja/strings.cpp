@@ -1,12 +1,12 @@
-#include "tokenizer/jinja/strings.h"
+#include "harness/tokenizer/jinja/strings.h"
 
 #include <algorithm>
 
 #include <utf8proc.h>
 
-#include "core/error.h"
-#include "tokenizer/jinja/lexer.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/jinja/lexer.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::jinja {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/jinja/ast.h"
-#include "tokenizer/jinja/value.h"
+#include "harness/tokenizer/jinja/ast.h"
+#include "harness/tokenizer/jinja/value.h"
 
 namespace kvgate::jinja {
 

@@ -1,12 +1,12 @@
-#include "tokenizer/jinja/value.h"
+#include "harness/tokenizer/jinja/value.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "harness/core/error.h"
+#include "harness/tokenizer/utf8.h"
 
 namespace kvgate::jinja {
 
