@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "harness/compare/number_format.h"
+#include "harness/compare/verdict.h"
 #include "harness/core/version.h"
 #include "reports/html_page.h"
 #include "reports/html_sections.h"
@@ -68,20 +69,17 @@ std::string headline(const Comparison& c) {
          ". More trials would decide it (below).";
 }
 
-// The task's decision in one sentence from its numbers; the gate's other reasons (error rates,
-// failed checks, a baseline that never scores) come first. gate.cpp pushes the bound's reason last
-// whenever the ratio is defined; the sentence here replaces it.
-std::string verdict_sentence(const TaskComparison& t, const compare::CompareOptions& o) {
-  std::vector<std::string> parts = t.reasons;
-  if (t.reference_metric > 0 && !parts.empty()) parts.pop_back();
-  if (t.reference_metric > 0) {
-    const std::string what = (t.metric == "auc" ? "AUC ratio " : "ratio ") + fixed(t.ratio_estimate, 4) + ": ";
-    const std::string m = fixed(o.margin, 3), up = t.ratio.ucb ? fixed(*t.ratio.ucb, 4) : std::string("unbounded");
-    const std::string method = " (" + t.ratio.method + ")";
-    if (t.ratio.lcb > o.margin) parts.push_back(what + "lower bound " + fixed(t.ratio.lcb, 4) + " > margin " + m + method);
-    else if (t.ratio.ucb && *t.ratio.ucb < o.margin) parts.push_back(what + "upper bound " + up + " < margin " + m + method);
-    else parts.push_back(what + "lower bound " + fixed(t.ratio.lcb, 4) + " \u2264 margin " + m + " \u2264 upper bound " + up + method);
-  }
+// The bound against the margin, shorter than compare::bound_reason: the banner states the
+// confidence once, and its "To resolve" line says how many trials would decide.
+std::string bound_sentence(const compare::GateBound& b) {
+  return b.quantity + " " + fixed(b.estimate, 4) + ": " + compare::bound_vs_margin(b, "\u2264") + " (" + b.method + ")";
+}
+
+// The task's decision in one sentence: the gate's other reasons (error rates, failed checks, a
+// baseline that never scores) first, then the bound.
+std::string verdict_sentence(const TaskComparison& t) {
+  std::vector<std::string> parts = t.other_reasons;
+  if (t.bound) parts.push_back(bound_sentence(*t.bound));
   return joined(parts, "; ");
 }
 
@@ -104,7 +102,7 @@ void verdict_banner(Markup& m, const Comparison& c) {
       badge(m, t.verdict);
       m.text(" ");
       m.element("strong", (ta.pairs.size() > 1 ? run_label(c, ta.pairs[k]->candidate) + " \u00b7 " : std::string()) + t.task);
-      m.text(": " + verdict_sentence(t, c.options));
+      m.text(": " + verdict_sentence(t));
       if (t.verdict == Verdict::inconclusive) {
         m.empty("br");
         if (t.power.additional_trials)

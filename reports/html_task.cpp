@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "harness/compare/number_format.h"
+#include "harness/compare/verdict.h"
 #include "reports/depth_grid.h"
 #include "reports/html_page.h"
 #include "reports/html_sections.h"
@@ -276,7 +277,7 @@ void task_section(Markup& m, const Comparison& c, const TaskAcrossPairs& ta, std
                 (first.cluster_field ? ", clustered by the results' cluster field" : "") + ".",
             {{"class", "muted"}});
   for (std::size_t k = 0; k < ta.tasks.size(); ++k)
-    for (const std::string& r : ta.tasks[k]->reasons)
+    for (const std::string& r : compare::reasons(*ta.tasks[k]))
       m.element("p", (ta.tasks.size() > 1 ? run_label(c, ta.pairs[k]->candidate) + ": " : std::string()) + r);
   numbers_table(m, c, ta);
   accuracy_chart(m, c, ta);

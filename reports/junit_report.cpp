@@ -1,6 +1,7 @@
 #include "reports/junit_report.h"
 
 #include "harness/compare/number_format.h"
+#include "harness/compare/verdict.h"
 #include "harness/core/version.h"
 #include "reports/markup.h"
 #include "reports/report_top.h"
@@ -23,7 +24,7 @@ std::string joined(const std::vector<std::string>& v, const std::string& sep) {
 }
 
 std::string task_details(const Comparison& c, const PairComparison& p, const TaskComparison& t) {
-  std::string s = joined(t.reasons, "\n") + "\n";
+  std::string s = joined(compare::reasons(t), "\n") + "\n";
   s += "metric " + t.metric + ": " + c.runs[p.reference].label + " " + fixed(t.reference_metric, 4) + ", " + c.runs[p.candidate].label + " " +
        fixed(t.candidate_metric, 4) + "\n";
   s += "flips: lost " + std::to_string(t.flips.lost) + ", gained " + std::to_string(t.flips.gained) + ", McNemar exact p " +
@@ -52,7 +53,8 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
       if (t.verdict != compare::Verdict::pass) {
         k.failure_type = compare::to_string(t.verdict);
         // The first reason is what decided it: an error rate or a failed check, else the bound.
-        k.message = std::string(compare::to_string(t.verdict)) + ": " + (t.reasons.empty() ? std::string() : t.reasons.front());
+        const std::vector<std::string> why = compare::reasons(t);
+        k.message = std::string(compare::to_string(t.verdict)) + ": " + (why.empty() ? std::string() : why.front());
       }
       k.details = task_details(c, p, t);
       cases.push_back(k);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "harness/compare/number_format.h"
+#include "harness/compare/verdict.h"
 #include "harness/core/version.h"
 #include "reports/html_escape.h"
 #include "reports/html_sections.h"
@@ -140,7 +141,7 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
       const TaskComparison& t = *ta.tasks[k];
       const std::string who = several ? md(run_label(c, ta.pairs[k]->candidate)) + ": " : "";
       if (t.verdict != compare::Verdict::pass)
-        for (const std::string& reason : t.reasons) out << "- " << who << md(reason) << "\n";
+        for (const std::string& reason : compare::reasons(t)) out << "- " << who << md(reason) << "\n";
       for (const compare::Finding& f : t.findings)  // "fail" findings are among the reasons above
         if (f.severity != "fail" || t.verdict == compare::Verdict::pass)
           out << "- " << who << md(f.severity) << " " << md(f.check) << ": " << md(f.message) << "\n";

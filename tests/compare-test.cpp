@@ -9,7 +9,9 @@
 #include "tests/catch_compat.hpp"
 #include "harness/compare/compare.h"
 #include "harness/compare/comparison_json.h"
+#include "harness/compare/number_format.h"
 #include "harness/compare/text_table.h"
+#include "harness/compare/verdict.h"
 #include "harness/core/error.h"
 #include "harness/stats/normal.h"
 #include "tests/test_util.h"
@@ -139,7 +141,7 @@ TEST_CASE("compare: the small-n example is INCONCLUSIVE with the trials that wou
   CHECK(*t.power.trials_needed > 200);
   CHECK(*t.power.additional_trials == *t.power.trials_needed - 200);
   CHECK(t.power.mde_ratio > 0);
-  CHECK_THAT(t.reasons.back(), contains("more paired trials"));
+  CHECK_THAT(reasons(t).back(), contains("more paired trials"));
   CHECK(exit_code(c.verdict) == 3);
 }
 
@@ -199,8 +201,8 @@ TEST_CASE("compare: an error rate above --max-error-rate FAILs with that reason"
   CHECK(t.accounting.paired_results == 97);
   CHECK(t.ratio.lcb > 0.95);  // the ratio alone would pass
   CHECK(t.verdict == Verdict::fail);
-  CHECK_THAT(t.reasons.front(), contains("error rate 3.0%"));
-  CHECK_THAT(t.reasons.front(), contains("--max-error-rate 2.0%"));
+  CHECK_THAT(reasons(t).front(), contains("error rate 3.0%"));
+  CHECK_THAT(reasons(t).front(), contains("--max-error-rate 2.0%"));
   o.max_error_rate = 0.05;
   CHECK(only_task(run({base, cand}, o)).verdict == Verdict::pass);
 }
@@ -406,7 +408,7 @@ TEST_CASE("compare: a candidate that never passes, as the reference of a pairwis
   REQUIRE(c.pairs.size() == 3);
   const TaskComparison& t = c.pairs[2].tasks[0];  // good vs dead
   CHECK(t.verdict == Verdict::inconclusive);
-  CHECK_THAT(t.reasons.back(), contains("never scores"));
+  CHECK_THAT(reasons(t).back(), contains("never scores"));
   check_finite(to_json(c));
   CHECK_THAT(format_text(c), !contains("nan"));
 }
@@ -425,7 +427,7 @@ TEST_CASE("compare: task checks (the golden seam) can fail a task", "[compare]")
   const TaskComparison& t = only_task(c);
   CHECK(t.verdict == Verdict::fail);
   REQUIRE(t.findings.size() == 1);
-  CHECK_THAT(t.reasons.front(), contains("golden.invalid_json"));
+  CHECK_THAT(reasons(t).front(), contains("golden.invalid_json"));
   CHECK(to_json(c)["pairs"][0]["tasks"][0]["findings"][0]["check"] == "golden.invalid_json");
 }
 
@@ -573,8 +575,8 @@ TEST_CASE("compare: no paired difference over 24 trials (the demo model's 4K/8K 
   CHECK(*t.power.trials_needed == 147);
   CHECK(*t.power.additional_trials == 123);
   CHECK(t.power.mde_ratio > 0.1);
-  CHECK_THAT(t.reasons.back(), contains("stratified_score"));
-  CHECK_THAT(t.reasons.back(), contains("about 123 more paired trials (147 in all"));
+  CHECK_THAT(reasons(t).back(), contains("stratified_score"));
+  CHECK_THAT(reasons(t).back(), contains("about 123 more paired trials (147 in all"));
   // A bucket's own bound (binary, single sample: Tang) is not 1 either: 20 / (20 + z^2) = 0.880817.
   REQUIRE(t.buckets[0].ratio_bound);
   CHECK(t.buckets[0].ratio_bound->method == "tang");
@@ -625,7 +627,7 @@ TEST_CASE("compare: no paired difference: the bound rises toward 1 with n, and a
   CHECK(t.ratio.method == "stratified_score");
   CHECK(t.ratio.lcb == Approx(0.99106212782487182).epsilon(1e-9));
   CHECK(t.verdict == Verdict::pass);
-  CHECK_THAT(t.reasons.back(), contains("lower bound 0.9911 > margin"));
+  CHECK_THAT(reasons(t).back(), contains("lower bound 0.9911 > margin"));
 }
 
 TEST_CASE("compare: with real flips the floor leaves Fieller's AUC bound as it was", "[compare][floor]") {
@@ -647,4 +649,66 @@ TEST_CASE("compare: with real flips the floor leaves Fieller's AUC bound as it w
   REQUIRE(t.buckets[0].ratio_bound);
   CHECK(t.buckets[0].ratio_bound->method == "tang");
   CHECK(t.buckets[0].ratio_bound->lcb == Approx(0.97081573168884872).epsilon(1e-9));
+}
+
+TEST_CASE("compare: the gate's bound is a record (side, bounds, margin, method) that every reason renders", "[compare][bound]") {
+  // Straddling (Tang, one bucket): the record holds the numbers, the reason and the JSON read them.
+  auto [base, cand] = Run::table("gsm8k", 150, 4, 8, 38);
+  const Comparison open = run({base, cand});
+  const TaskComparison& t = only_task(open);
+  REQUIRE(t.bound);
+  const GateBound& b = *t.bound;
+  CHECK(b.side == GateBound::Side::straddles);
+  CHECK(b.method == "tang");
+  CHECK(b.quantity == "ratio");
+  CHECK(b.lcb == t.ratio.lcb);
+  CHECK(b.ucb == t.ratio.ucb);
+  CHECK(b.estimate == t.ratio_estimate);
+  CHECK(b.margin == 0.95);
+  CHECK(b.confidence == Approx(0.95));
+  CHECK(b.additional_trials == t.power.additional_trials);
+  CHECK(reasons(t).back() == bound_reason(b));
+  CHECK(to_json(open)["pairs"][0]["tasks"][0]["ratio"]["side"] == "straddles");
+  CHECK_THAT(verdict_line(open, open.pairs[0]), contains("bounds [" + fixed(b.lcb, 4) + ", " + fixed(*b.ucb, 4) + "] hold margin 0.950"));
+
+  // Below: the upper bound fails the task; above: the lower bound passes it (AUC over two buckets).
+  auto [base2, drop] = Run::table("gsm8k", 250, 5, 60, 85);
+  const Comparison failed = run({base2, drop});
+  REQUIRE(only_task(failed).bound);
+  CHECK(only_task(failed).bound->side == GateBound::Side::below);
+  CHECK(to_json(failed)["pairs"][0]["tasks"][0]["ratio"]["side"] == "below");
+  CHECK_THAT(verdict_line(failed, failed.pairs[0]),
+             contains("upper bound " + fixed(*only_task(failed).bound->ucb, 4) + " < margin 0.950"));
+
+  // A task's own margin is the one its record holds (and the sentence prints).
+  CompareOptions o;
+  o.task_margins["gsm8k"] = 0.8;
+  const Comparison loose = run({base, cand}, o);
+  REQUIRE(only_task(loose).bound);
+  CHECK(only_task(loose).bound->margin == 0.8);
+  CHECK(only_task(loose).bound->side == GateBound::Side::above);
+  CHECK_THAT(reasons(only_task(loose)).back(), contains("> margin 0.800"));
+
+  // No ratio, no record: the reason says why instead, and the JSON side is null.
+  auto [base3, good] = Run::table("gsm8k", 90, 2, 2, 6);
+  auto [base4, dead] = Run::table("gsm8k", 0, 0, 94, 6);
+  const Comparison none = run({base3, dead, good});
+  CHECK_FALSE(none.pairs[2].tasks[0].bound);
+  CHECK(to_json(none)["pairs"][2]["tasks"][0]["ratio"]["side"].is_null());
+}
+
+TEST_CASE("compare: bound_reason renders the record alone", "[compare][bound]") {
+  GateBound b{.side = GateBound::Side::below, .method = "stratified_score", .quantity = "AUC ratio", .estimate = 0.6774,
+              .lcb = 0.6, .ucb = 0.7657, .margin = 0.95, .confidence = 0.95};
+  CHECK(bound_reason(b) == "AUC ratio 0.6774: upper bound 0.7657 < margin 0.950 (stratified_score, one-sided 95.0%)");
+  b.side = GateBound::Side::above;
+  b.lcb = 0.9582;
+  CHECK(bound_reason(b) == "AUC ratio 0.6774: lower bound 0.9582 > margin 0.950 (stratified_score, one-sided 95.0%)");
+  b.side = GateBound::Side::straddles;
+  b.ucb.reset();
+  b.trials_needed = 400;
+  b.additional_trials = 100;
+  CHECK(bound_reason(b) ==
+        "AUC ratio 0.6774: lower bound 0.9582 <= margin 0.950 <= upper bound unbounded (stratified_score, one-sided 95.0%); about 100 "
+        "more paired trials (400 in all, same bucket mix) would decide it at the observed ratio with 80% power");
 }

@@ -12,6 +12,8 @@
 #include "tests/catch_compat.hpp"
 #include "harness/compare/compare.h"
 #include "harness/compare/comparison_json.h"
+#include "harness/compare/number_format.h"
+#include "harness/compare/text_table.h"
 #include "reports/depth_grid.h"
 #include "tests/report_checks.h"
 #include "reports/report_top.h"
@@ -144,6 +146,33 @@ TEST_CASE("HTML: the verdict comes first, with margin, lower bound and what woul
   const auto& t = task_of(c, 0);
   REQUIRE(t.power.additional_trials);
   CHECK(static_cast<long>(*t.power.additional_trials + 0.5) == 803);
+}
+
+TEST_CASE("every writer renders the gate's bound from its record, at the task's own margin", "[reports][bound]") {
+  // A suite's margin for one task (0.80 here, against the comparison's 0.95): the bound passes it.
+  compare::CompareOptions o;
+  o.task_margins["gsm8k"] = 0.80;
+  const Comparison c = compare::compare_runs({kFix + "gsm8k/base", kFix + "gsm8k/cand"}, o);
+  const auto& t = task_of(c, 0);
+  REQUIRE(t.bound);
+  CHECK(t.bound->side == compare::GateBound::Side::above);
+  CHECK(t.bound->margin == 0.80);
+  const std::string sentence = "lower bound 0.8251 > margin 0.800";
+  CHECK_THAT(text_of_page(render(ReportFormat::html, c)), contains(sentence + " (tang)"));
+  CHECK_THAT(compare::format_text(c), contains(sentence + " (tang, one-sided 95.0%)"));
+  const json j = json::parse(render(ReportFormat::json, c));
+  CHECK(j["pairs"][0]["tasks"][0]["ratio"]["side"] == "above");
+  CHECK_THAT(j["pairs"][0]["tasks"][0]["reasons"].back().get<std::string>(), contains(sentence));
+  // Failing on the bound: the JUnit failure message and the Markdown list carry the record's numbers.
+  const Comparison f = fixture({"niah/bf16", "niah/int4"});
+  const auto& ft = task_of(f, 0);
+  REQUIRE(ft.bound);
+  REQUIRE(ft.bound->side == compare::GateBound::Side::below);
+  const std::string below = "upper bound " + compare::fixed(*ft.bound->ucb, 4) + " < margin 0.950";
+  const std::string escaped = "upper bound " + compare::fixed(*ft.bound->ucb, 4) + " &lt; margin 0.950";  // both escape "<"
+  CHECK_THAT(render(ReportFormat::junit, f), contains(escaped));
+  CHECK_THAT(render(ReportFormat::markdown, f), contains(escaped));
+  CHECK_THAT(text_of_page(render(ReportFormat::html, f)), contains(below + " (" + ft.bound->method + ")"));
 }
 
 TEST_CASE("HTML: accuracy vs length with bands, flip tables with McNemar, NIAH depth x length heatmaps", "[reports][html]") {

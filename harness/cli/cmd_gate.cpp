@@ -7,7 +7,7 @@
 
 #include "harness/cli/cli_common.h"
 #include "harness/compare/comparison.h"
-#include "harness/compare/gate.h"
+#include "harness/compare/verdict.h"
 #include "harness/core/error.h"
 #include "harness/gate/dry_run.h"
 #include "harness/gate/gate.h"

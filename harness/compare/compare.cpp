@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "harness/compare/gate.h"
+#include "harness/compare/verdict.h"
 #include "harness/compare/pairing.h"
 #include "harness/compare/run_index.h"
 #include "harness/compare/task_stats.h"

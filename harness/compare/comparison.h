@@ -123,6 +123,30 @@ struct RatioBound {
   std::optional<VarianceFloor> floor{};          // fieller and fieller_floor only
 };
 
+// Where the gate's bound puts a task against its margin: the typed reason of the verdict that
+// decide_task (verdict.h) records and every writer renders from (verdict.h's bound_reason for the
+// text table, JSON, Markdown and JUnit; the HTML banner its own sentence). Set whenever the ratio is defined.
+struct GateBound {
+  enum class Side {
+    above,      // lcb > margin: the bound passes the task
+    below,      // ucb < margin: the bound fails it
+    straddles,  // lcb <= margin <= ucb: undecided at this n
+  };
+  Side side = Side::straddles;
+  std::string method{};    // "tang" or "stratified_score" (TaskComparison::ratio.method)
+  std::string quantity{};  // what is bounded: "AUC ratio" (length buckets) or "ratio" (mean score)
+  double estimate = 0.0;   // candidate_metric / reference_metric
+  double lcb = 0.0;
+  std::optional<double> ucb{};  // empty = unbounded
+  double margin = 0.95;
+  double confidence = 0.95;  // one-sided level of both bounds, 1 - alpha
+  // When it straddles: paired trials (same bucket mix) that decide at the observed ratio with
+  // `power`, in all and beyond those run; empty when the estimate sits on the margin.
+  std::optional<double> trials_needed{}, additional_trials{};
+  double power = 0.8;
+};
+const char* to_string(GateBound::Side s);  // "above", "below", "straddles"
+
 struct Difference {
   std::string method{};  // "newcombe" (binary, single sample) or "normal" (clustered SE)
   double estimate = 0.0;  // candidate - reference, in score units
@@ -179,7 +203,11 @@ struct TaskComparison {
   Verdict verdict = Verdict::inconclusive;
   bool gated = true;     // false: informative (a suite's `gate: false`): its verdict never decides the pair's
   double margin = 0.95;  // the margin this task was decided at (its own, or the comparison's)
-  std::vector<std::string> reasons{};
+  // What decided besides the bound, in order: the informative note, error rates above
+  // --max-error-rate, failed checks, a reference that never scores. reasons(t) (verdict.h) adds the
+  // bound's sentence: that is the list every writer prints.
+  std::vector<std::string> other_reasons{};
+  std::optional<GateBound> bound{};  // empty when the reference never scores (no ratio to bound)
   std::string metric{};  // "mean_score" (one bucket) or "auc" (two or more length buckets)
   bool binary = false; // every paired score is 0 or 1
   int max_repeats = 1;

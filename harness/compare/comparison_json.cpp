@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "harness/compare/verdict.h"
 #include "harness/core/version.h"
 
 namespace kvgate::compare {
@@ -154,7 +155,7 @@ json task(const TaskComparison& t, const CompareOptions& o, const JsonOptions& j
             {"verdict", to_string(t.verdict)},
             {"gated", t.gated},
             {"margin", t.margin},
-            {"reasons", t.reasons},
+            {"reasons", reasons(t)},
             {"metric", t.metric},
             {"binary", t.binary},
             {"max_repeats", t.max_repeats},
@@ -168,6 +169,7 @@ json task(const TaskComparison& t, const CompareOptions& o, const JsonOptions& j
             {"candidate_metric", num(t.candidate_metric)}};
   json ratio = ratio_bound(t.ratio);
   ratio["estimate"] = t.reference_metric > 0 ? num(t.ratio_estimate) : json(nullptr);
+  ratio["side"] = t.bound ? json(to_string(t.bound->side)) : json(nullptr);
   j["ratio"] = ratio;
   j["cross_checks"] = list(t.cross_checks, ratio_bound);
   j["difference"] = difference(t.difference);

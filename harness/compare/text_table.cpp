@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "harness/compare/gains_text.h"
-#include "harness/compare/gate.h"
 #include "harness/compare/number_format.h"
+#include "harness/compare/verdict.h"
 
 namespace kvgate::compare {
 
@@ -101,7 +101,8 @@ std::string format_text(const Comparison& c) {
         << "%; McNemar p two-sided exact; Holm p: one-sided regression test adjusted over all buckets, * <= alpha)\n";
     for (const TaskComparison& t : p.tasks) {
       out << "  " << t.task << ": " << to_string(t.verdict);
-      for (std::size_t i = 0; i < t.reasons.size(); ++i) out << (i == 0 ? ": " : "; ") << t.reasons[i];
+      const std::vector<std::string> why = reasons(t);
+      for (std::size_t i = 0; i < why.size(); ++i) out << (i == 0 ? ": " : "; ") << why[i];
       out << "\n";
       if (t.reference_metric > 0)
         out << "    point estimate >= " << fixed(o.margin, 2) << " (the seed articles' rule, not a test): "

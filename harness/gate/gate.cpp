@@ -6,7 +6,6 @@
 #include "harness/core/error.h"
 #include "harness/core/log.h"
 #include "harness/core/sha256.h"
-#include "harness/gate/engine_log.h"
 #include "harness/gate/gate_dir.h"
 #include "harness/gate/join_runs.h"
 #include "harness/gate/plan.h"
@@ -19,6 +18,14 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
+
+// A configuration's engine startup log (--baseline-engine-log, --candidate-engine-log) is checked
+// before any work, so a wrong path fails at once rather than after the runs.
+void check_engine_log(const Configuration& config) {
+  if (config.engine_log.empty()) return;
+  if (!fs::is_regular_file(config.engine_log))
+    throw Error("engine log " + config.engine_log + " of " + config.label + ": no such file: pass the server's startup log");
+}
 
 // What makes the trials: a resumed gate, and every shard of one, must generate the very same ones.
 json generation_plan(const GateOptions& o, const std::vector<PlannedTask>& tasks, const TokenCounter* counter) {
@@ -126,7 +133,7 @@ GateResult run_gate(const GateOptions& o) {
       s.concurrency = o.concurrency;
       s.progress = o.progress;
       s.max_error_rate = 1.0;  // the comparison gates the error rate (the suite's max_error_rate)
-      apply_engine_log(s, c);
+      s.engine_log = c.engine_log;  // `kvgate run --engine-log`: provenance in run.json engine.log
       const runner::RunSessionResult r = runner::run_session(s);
       if (r.exit_code >= 128) {  // stopped by a signal: what ran is kept; the same command resumes
         result.stopped = true;

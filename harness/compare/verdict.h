@@ -5,15 +5,26 @@
 // the same over the gating pairs (every candidate against the baseline).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "harness/compare/comparison.h"
 
 namespace kvgate::compare {
 
+// Records the task's GateBound (t.bound) and its other reasons, then its verdict.
 void decide_task(TaskComparison& t, const CompareOptions& o, const std::string& reference_label,
                  const std::string& candidate_label);
 void decide_pair(PairComparison& p, const std::vector<RunInfo>& runs);
 void decide_overall(Comparison& c);
+
+// The bound against the margin: "lower bound 0.9582 > margin 0.950", "upper bound 0.7657 < margin
+// 0.950", or "lower bound L <le> margin M <le> upper bound U" (U "unbounded" when there is none).
+std::string bound_vs_margin(const GateBound& b, const std::string& le = "<=");
+// The bound's reason in one sentence, e.g. "AUC ratio 0.6774: upper bound 0.7657 < margin 0.950
+// (stratified_score, one-sided 95.0%)", and for a straddling bound how many trials would decide.
+std::string bound_reason(const GateBound& b);
+// Every reason of a task's verdict, the bound's last: t.other_reasons, then bound_reason(*t.bound).
+std::vector<std::string> reasons(const TaskComparison& t);
 
 // A gating pair's verdict and its reason in one line, for the last lines a user reads: the task
 // that decides (the failing one, else an undecided one, else the one nearest the margin), its
