@@ -10,8 +10,4 @@ bool cuda_built();        // this binary was compiled with the CUDA parts
 int cuda_device_count();  // 0 when not built, no driver, or no GPU
 std::string cuda_describe();  // "CUDA 13.0, 1 device: NVIDIA H200 (sm_90)" or why not
 
-// Device launches of the hello kernel on host buffers (copy in, run, copy out); Error on any
-// CUDA failure. Only in a CUDA build with a device.
-void axpy_cuda(float a, const float* x, float* y, std::size_t n);
-
 }  // namespace kvgate::kernels

@@ -1,5 +1,4 @@
 // The CUDA entry points of a build without CUDA.
-#include "harness/core/error.h"
 #include "kernels/cuda_info.h"
 
 namespace kvgate::kernels {
@@ -7,8 +6,5 @@ namespace kvgate::kernels {
 bool cuda_built() { return false; }
 int cuda_device_count() { return 0; }
 std::string cuda_describe() { return "CUDA not built (configure with nvcc on the PATH, or -DKVGATE_CUDA=ON)"; }
-void axpy_cuda(float, const float*, float*, std::size_t) {
-  throw Error("--device cuda: this kvgate was built without CUDA; use --device cpu");
-}
 
 }  // namespace kvgate::kernels

@@ -21,7 +21,6 @@
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
 #include "kernels/cuda_info.h"
-#include "kernels/hello.h"
 #include "kernels/kv_store.h"
 #include "kernels/float_formats.h"
 #include "tests/kernel_case.h"
@@ -40,42 +39,6 @@ namespace {
 namespace kc = kvgate::kernels::cuda;
 #endif
 
-
-// ---- hello: y = a*x + y -------------------------------------------------------------------
-struct AxpyCase final : KernelCase {
-  std::size_t n;
-  float a = 0;
-  std::vector<float> x, y0;
-  explicit AxpyCase(std::size_t n_) : n(n_) {}
-  std::string op() const override { return "AXPY"; }
-  std::string vars() const override { return "n=" + std::to_string(n); }
-  void init(Rng& rng) override {
-    a = static_cast<float>(rng.uniform() * 4 - 2);
-    x.resize(n);
-    y0.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      x[i] = static_cast<float>(rng.normal());
-      y0[i] = static_cast<float>(rng.normal());
-    }
-  }
-  std::vector<double> reference() override {
-    std::vector<double> r(n);
-    for (std::size_t i = 0; i < n; ++i) r[i] = static_cast<double>(a * x[i]) + y0[i];  // fp32 product, as the kernel
-    return r;
-  }
-  bool run(std::vector<double>& out, bool on_gpu) {
-    Guarded<float> y(n);
-    std::memcpy(y.data(), y0.data(), n * sizeof(float));  // y is read-modify-write: start from the input
-    if (on_gpu)
-      kvgate::kernels::axpy_cuda(a, x.data(), y.data(), n);
-    else
-      kvgate::kernels::axpy_ref(a, x.data(), y.data(), n);
-    out.assign(y.data(), y.data() + n);
-    return y.guards_intact();
-  }
-  bool cpu(std::vector<double>& out) override { return run(out, false); }
-  bool gpu(std::vector<double>& out) override { return run(out, true); }
-};
 
 // ---- the reference decoder's ops (kernels/ops_ref.h): CPU twins against fp64 formulas ----------
 // Cases with a CUDA kernel (decoder_cuda.h) override has_gpu() and gpu(); the others
@@ -863,7 +826,6 @@ void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
 
 std::vector<std::unique_ptr<KernelCase>> make_test_cases() {
   std::vector<std::unique_ptr<KernelCase>> cases;
-  for (std::size_t n : {1u, 255u, 4097u, 1000003u}) cases.push_back(std::make_unique<AxpyCase>(n));
   add_decoder_cases(cases);
   add_fused_cases(cases);
   add_kv_cases(cases);

@@ -92,7 +92,7 @@ def patch(out, src):
             sys.exit(f'decode_timeline.py: {src} no longer holds {old.strip()[:70]!r}: update the anchors')
         return s[:i] + new + s[i + len(old):]
 
-    s = sub('#include "softmax_exp.cuh"\n', '#include "softmax_exp.cuh"\n' + DEVICE)
+    s = sub('#include "kernels/softmax_exp.cuh"\n', '#include "kernels/softmax_exp.cuh"\n' + DEVICE)
     # the tensor-core kernel: entry, first page, loop end, exit
     i = s.index('decode_tc_kernel(KvLayerCodec c, PagedAttentionArgs a) {')
     s = sub('  pdl_launch_dependents();\n', '  KVG_MARK(1);\n  pdl_launch_dependents();\n', i)

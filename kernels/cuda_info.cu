@@ -1,4 +1,4 @@
-// CUDA side of the hello kernel and the runtime queries of a CUDA build.
+// The runtime queries of a CUDA build (cuda_info.h).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -7,11 +7,6 @@
 #include "kernels/cuda_info.h"
 
 namespace kvgate::kernels {
-
-__global__ void axpy_kernel(float a, const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + y[i];
-}
 
 bool cuda_built() { return true; }
 
@@ -37,17 +32,6 @@ std::string cuda_describe() {
       s += std::string(d ? "; " : ": ") + p.name + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ")";
   }
   return s;
-}
-
-void axpy_cuda(float a, const float* x, float* y, std::size_t n) {
-  DeviceBuffer<float> dx(n), dy(n);
-  dx.upload(x);
-  dy.upload(y);
-  const unsigned threads = 256;
-  const unsigned blocks = static_cast<unsigned>((n + threads - 1) / threads);
-  axpy_kernel<<<blocks, threads>>>(a, dx.get(), dy.get(), n);
-  KV_CUDA_CHECK_LAUNCH();
-  dy.download(y);
 }
 
 }  // namespace kvgate::kernels

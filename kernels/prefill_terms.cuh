@@ -1,0 +1,246 @@
+// prefill_terms.cuh: the prefill kernels' formats and fragments - bf16 terms per format (K, V; Q and
+// P: kTerms), the warps and shared-memory layout of a block, the swizzled term tiles, the term split,
+// and the mma.sync / ldmatrix fragments.
+// Part of paged_attention_prefill.cu, its only includer: the prefill kernels' definitions stay in one
+// translation unit (internal linkage, so ptxas inlines and specializes them as one file).
+
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include "kernels/kv_rotations.cuh"
+#include "kernels/paged_attention_prefill.h"
+#include "kernels/paged_page_decode.cuh"
+#include "kernels/wgmma.cuh"
+
+namespace kvgate::kernels::cuda {
+
+namespace {
+
+using page_decode::elementwise_family;
+using page_decode::kTile;
+
+static_assert(kMaxTileQ == 16, "a tile is the 16 rows of one mma fragment");
+
+constexpr int kTerms = 3;  // bf16 terms of Q and P (exact mode)
+
+// bf16 terms of a decoded K/V element (header: Exactness).
+template <KvFamily F>
+constexpr int kv_terms() {
+  switch (F) {
+    case KvFamily::kBf16: case KvFamily::kFp8Tensor: case KvFamily::kFp8Pth: case KvFamily::kInt8Pth:
+    case KvFamily::kInt4Pth: case KvFamily::kNvfp4: return 1;
+    case KvFamily::kF16: case KvFamily::kQ4_0: return 2;
+    default: return 3;
+  }
+}
+// q8_0 and q4_0 K: the tiles hold the codes (q4_0: code - 8), one term, and each token's 32-element
+// block scales d go to a table; a score sums its products block by block (two k-steps) and d
+// multiplies each block's sum. (Their V keeps code x d: P cannot take a scale per block.)
+template <KvFamily F>
+constexpr bool block_scaled_k() {
+  return F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0;
+}
+template <KvFamily F>
+constexpr int k_terms() {
+  return block_scaled_k<F>() ? 1 : kv_terms<F>();
+}
+// The tiles hold codes; each token's K scale multiplies its score, its V scale its p.
+template <KvFamily F>
+constexpr bool token_scales() {
+  return F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth || F == KvFamily::kInt4Pth;
+}
+// A per-tensor scale per KV head outside the tiles: multiplies the scores (K) and the output (V).
+template <KvFamily F>
+constexpr bool tensor_scales() {
+  return F == KvFamily::kFp8Tensor || F == KvFamily::kNvfp4;
+}
+// Warps per block (each one tile): 8 at head_dim 128, one block a multiprocessor. Each page's copy
+// and decoding is shared by twice the query vectors of a 4-warp block; with one block of 4 warps
+// (two or three terms per K/V element do not fit two) one warp per scheduler was left to hide every
+// latency. Measured at 32K against 4 warps: fp16, q8_0, q4_0, TurboQuant 2.0-2.6x; fp8/int4 per
+// token head, nvfp4 1.1-1.3x; bf16 1.03x and fp8 per tensor 1.07x once pages came
+// through the cp.async ring (two blocks of 4 warps before it: no gain).
+template <KvFamily F, int D>
+constexpr int warps_of() {
+  return D == 128 ? 8 : 4;
+}
+// Families and head sizes with a wgmma kernel (sm_90a): head_dim 128 (two warpgroups a block), K
+// without per-block scales (q8_0/q4_0's block sums need an accumulator per block: mma.sync kernel).
+template <KvFamily F, int D>
+constexpr bool wgmma_kernel() {
+  return D == 128 && !block_scaled_k<F>();
+}
+
+// The output's multiplier of element j: V's rotation (kv_rotations.cuh) and per-tensor scale.
+template <KvFamily F>
+__device__ __forceinline__ float out_multiplier(const KvLayerCodec& c, const KvRotations& rot, int kvh, int j) {
+  if constexpr (tensor_scales<F>()) return c.v_scales[kvh];
+  else return rot.out_multiplier(j);
+}
+
+// Pages are copied by cp.async into a two-stage ring, the next page's copy in flight while the warps
+// compute this one: bf16 pages straight into their term tiles (two stages of tiles), the other
+// formats' raw K and V bytes into a raw ring, decoded from there into one stage of tiles.
+template <KvFamily F>
+constexpr bool tiles_ring() {
+  return F == KvFamily::kBf16;
+}
+// Stages of the ring. The wgmma kernel on bf16 keeps four (prefill_kernel's pipelined loop): page
+// p - 1's V (its P V runs during page p's softmax), page p, and pages p + 1 and p + 2 landing, so a
+// copy has two pages' time: 4 x 32 KB of tiles and 96 KB of Q terms, 225 KB with the alignment.
+template <KvFamily F, bool WG>
+constexpr int ring_stages() {
+  return WG && tiles_ring<F>() ? 4 : 2;
+}
+
+// Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
+// tiles_ring), Q fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats'
+// token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
+// the raw ring [2][K region, V region]. The term tiles double
+// as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
+// instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
+template <KvFamily F, int D, bool WG>
+struct Smem {
+  static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
+  static constexpr int tile = kTile * D;  // bf16 elements
+  static constexpr int stage = (NBK + NBV) * tile;
+  static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
+  // The term tiles, or the scratch where that is larger (8 warps, one term).
+  static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? ring_stages<F, WG>() : 1) * stage * 2, W * 16 * D * 4);
+  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
+  static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
+  static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
+  // wgmma's swizzled operands need a 1024-byte aligned base (the kernel aligns the dynamic region).
+  static int bytes(const KvLayerCodec& c) { return raw_offset + 2 * raw_stage(c) + (WG ? 1024 : 0); }
+};
+
+// Element (t, col) of a term tile: the 16-byte chunk col / 8 of row t XORed with t % 8, so that the
+// 8 rows an mma fragment or ldmatrix reads at one column land in 8 different bank groups. The wgmma
+// kernel (WG) stores a tile as panels of 64 columns, [col / 64][t][64]: wgmma's 128-byte swizzle
+// (wgmma.cuh); at head_dim 64 the two layouts are the same.
+template <int D, bool WG>
+__device__ __forceinline__ int tile_index(int t, int col) {
+  if constexpr (WG) return ((col >> 6) * kTile + t) * 64 + ((((col >> 3) ^ t) & 7) << 3) + (col & 7);
+  else return t * D + ((((col >> 3) ^ t) & 7 | (col >> 3) & ~7) << 3) + (col & 7);
+}
+
+// Fragment addresses in the swizzled tiles: tile_index(8 m + r, 8 c + i) = 8 m D + ((r D + 8 r + i)
+// XOR 8 c) for r < 8, so each lane keeps one offset and each unrolled chunk c is an immediate XOR.
+// K (B of S = Q K^T): rows n * 8 + g, columns ks * 16 + 2 cq (+ 8). V (ldmatrix.trans of P V): lane
+// addresses row kk * 16 + (mt % 2) * 8 + r of matrix mt, column (n0 + u) * 16 + (mt / 2) * 8.
+template <int D>
+__device__ __forceinline__ int k_lane_offset(int lane) {
+  const int g = lane >> 2, cq = lane & 3;
+  return g * D + 8 * g + 2 * cq;
+}
+template <int D>
+__device__ __forceinline__ int v_lane_offset(int lane) {
+  return ((lane >> 3 & 1) * 8 + (lane & 7)) * D + 8 * ((lane >> 4) ^ (lane & 7));
+}
+
+__device__ __forceinline__ std::uint32_t bf2_bits(__nv_bfloat162 v) {
+  return *reinterpret_cast<std::uint32_t*>(&v);
+}
+
+// (x0, x1) as N packed bf16 pair terms: t[0] = bf16(x), t[k] = bf16(x - t[0] - ... - t[k-1]),
+// rounded to nearest (each difference exact in fp32). TRUNC: every term but the last truncated
+// instead (its high 16 bits: one byte permute for the pair, and a mask and a subtraction an element
+// for the difference, where rounding took a conversion and two unpacking instructions more a term):
+// three terms still sum to x exactly (8 + 8 bits, the last <= 8), but a truncated term's remainder
+// is up to 2^-7 of x, not 2^-8, so only products that keep every term pair may use it (a partner of
+// one term: P against bf16, fp8 and per-token-head V).
+template <int N, bool TRUNC = false>
+__device__ __forceinline__ void split_terms(float x0, float x1, std::uint32_t (&t)[N]) {
+#pragma unroll
+  for (int k = 0; k + 1 < N; ++k) {
+    if constexpr (TRUNC) {
+      const std::uint32_t u0 = __float_as_uint(x0), u1 = __float_as_uint(x1);
+      t[k] = __byte_perm(u0, u1, 0x7632);  // low half: x0's high half, high half: x1's
+      x0 -= __uint_as_float(u0 & 0xffff0000u);
+      x1 -= __uint_as_float(u1 & 0xffff0000u);
+    } else {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(x0, x1);
+      t[k] = bf2_bits(h);
+      const float2 hf = __bfloat1622float2(h);
+      x0 -= hf.x;  // exact: x0 and hf.x agree in their leading bits
+      x1 -= hf.y;
+    }
+  }
+  t[N - 1] = bf2_bits(__floats2bfloat162_rn(x0, x1));
+}
+
+// Stores the NB terms of (x0, x1) at element `idx` of term tiles spaced `tile` apart.
+template <int NB>
+__device__ __forceinline__ void store_terms(__nv_bfloat16* base, int tile, int idx, float x0, float x1) {
+  std::uint32_t t[NB];
+  split_terms<NB>(x0, x1, t);
+#pragma unroll
+  for (int k = 0; k < NB; ++k) *reinterpret_cast<std::uint32_t*>(base + k * tile + idx) = t[k];
+}
+
+// Named barrier `id` (1-15; 0 is __syncthreads) of `n` threads: sync waits for all n, arrive counts
+// this warp without waiting.
+__device__ __forceinline__ void named_barrier_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void named_barrier_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+
+// fn(i, j) for each product of term i of Q or P (kTerms of them) and term j of K or V (NB) with
+// i + j < n, the smallest (largest i + j) first: exact mode n = kTerms, bf16x3 n = 2.
+template <int NB, class Fn>
+__device__ __forceinline__ void term_products(int n, Fn&& fn) {
+#pragma unroll
+  for (int sum = kTerms - 1; sum >= 0; --sum)
+#pragma unroll
+    for (int i = 0; i < kTerms; ++i) {
+      const int j = sum - i;
+      if (j >= 0 && j < NB && sum < n) fn(i, j);
+    }
+}
+
+// P's kTerms A fragments for tokens 16 kk .. 16 kk + 15: the S accumulator's n-tiles 2 kk and 2 kk + 1
+// are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8). kTrunc: truncated
+// terms (split_terms), where every term product is kept: exact mode against one-term V (bf16x3 drops
+// P's third term).
+template <bool kTrunc>
+__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
+  std::uint32_t pt[4][kTerms];
+  split_terms<kTerms, kTrunc>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+  split_terms<kTerms, kTrunc>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+  split_terms<kTerms, kTrunc>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+  split_terms<kTerms, kTrunc>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+#pragma unroll
+  for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
+}
+
+__device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap();  // prefill_attention_supported() refuses devices below sm_80
+#endif
+}
+
+// Four 8x8 bf16 matrices, transposed (the B fragments of P.V from V stored [token][dim]).
+__device__ __forceinline__ void ldmatrix_x4_trans(const void* p, std::uint32_t& r0, std::uint32_t& r1, std::uint32_t& r2,
+                                                  std::uint32_t& r3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(a));
+#else
+  (void)p;
+  r0 = r1 = r2 = r3 = 0;
+  __trap();
+#endif
+}
+
+}  // namespace
+
+}  // namespace kvgate::kernels::cuda
