@@ -1,10 +1,12 @@
 // kvgate calibrate: K/V scales from calibration text through the bf16 model. A thin layer over
 // calibrate/calibrate.h.
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "harness/calibrate/calibrate.h"
+#include "harness/calibrate/range_report.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/core/jsonl.h"
@@ -22,6 +24,8 @@ struct CalibrateCli {
   std::string data, out, sglang_out, kv_format = "fp8_e4m3", granularity = "tensor";
   long long ctx = 2048, max_tokens = 0;
   int tp = 1;
+  bool report = false, json = false;
+  double report_scale = 0;  // 0: the scales being written
 };
 
 // "scales.json" -> "scales.sglang.json"
@@ -39,6 +43,9 @@ std::string model_type(const std::string& dir, const decoder::ModelConfig& cfg) 
 
 int run_calibrate(const CalibrateCli& c) {
   const double fmax = calibrate::format_max(c.kv_format);  // a format without scales fails before any work
+  if (c.report && c.kv_format == "nvfp4")
+    throw Error("--report: clip and flush fractions are for the per-tensor FP8 formats; calibrate with --kv-format "
+                "fp8_e4m3 or fp8_e5m2 to get the report, or drop --report");
   const bool export_sglang = c.kv_format == "fp8_e4m3" || !c.sglang_out.empty();
   if (export_sglang && c.kv_format != "fp8_e4m3")
     throw Error("--sglang-out: SGLang's --quantization-param-path takes float8_e4m3fn scales only; drop it for --kv-format " +
@@ -85,19 +92,36 @@ int run_calibrate(const CalibrateCli& c) {
       kmax = std::max(kmax, cal.amax.k[l][h]);
       vmax = std::max(vmax, cal.amax.v[l][h]);
     }
-  std::cout << nlohmann::json{{"out", c.out},
-                              {"sglang_out", export_sglang ? nlohmann::json(sglang_path) : nlohmann::json(nullptr)},
-                              {"kv_format", c.kv_format},
-                              {"format_max", fmax},
-                              {"granularity", c.granularity},
-                              {"layers", cfg.num_layers},
-                              {"tokens", cal.tokens},
-                              {"windows", cal.windows},
-                              {"k_amax", kmax},
-                              {"v_amax", vmax},
-                              {"device", device}}
-                   .dump()
-            << "\n";
+  nlohmann::json summary{{"out", c.out},
+                         {"sglang_out", export_sglang ? nlohmann::json(sglang_path) : nlohmann::json(nullptr)},
+                         {"kv_format", c.kv_format},
+                         {"format_max", fmax},
+                         {"granularity", c.granularity},
+                         {"layers", cfg.num_layers},
+                         {"tokens", cal.tokens},
+                         {"windows", cal.windows},
+                         {"k_amax", kmax},
+                         {"v_amax", vmax},
+                         {"device", device}};
+  if (!c.report) {
+    std::cout << summary.dump() << "\n";
+    return 0;
+  }
+  const kernels::KvScaleTable report_scales =
+      c.report_scale > 0 ? calibrate::uniform_scales(cfg.num_layers, cfg.num_kv_heads, static_cast<float>(c.report_scale))
+                         : cal.scales;
+  char label[128];
+  if (c.report_scale > 0)
+    std::snprintf(label, sizeof label, "scale %g in every layer", c.report_scale);
+  else
+    std::snprintf(label, sizeof label, "the calibrated scales written (granularity %s)", c.granularity.c_str());
+  const std::vector<calibrate::LayerRange> ranges = calibrate::range_report(model, windows, report_scales, c.kv_format, c.ref.threads);
+  if (c.json) {
+    summary["range_report"] = calibrate::range_report_json(ranges, c.kv_format, label);
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    std::cout << summary.dump() << "\n\n" << calibrate::range_report_text(ranges, c.kv_format, label);
+  }
   return 0;
 }
 }  // namespace
@@ -118,7 +142,16 @@ void register_calibrate(CLI::App& app, Commands& commands) {
                   "Where to write the SGLang --quantization-param-path export (fp8_e4m3; default: OUT with .sglang.json)");
   sub->add_option("--tp", c->tp, "Tensor-parallel ranks of the SGLang export (each rank: the max over the KV heads it holds)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
-  commands.add(sub, [c] { return run_calibrate(*c); });
+  sub->add_flag("--report", c->report,
+                "Also print each layer's K/V range: absmax, 99.99th percentile, clipped and flushed-to-zero fractions and "
+                "round-trip RMS error at the written scales (or --report-scale); runs the text once more on the CPU");
+  sub->add_option("--report-scale", c->report_scale, "Scale of every layer in the --report (e.g. 1: uncalibrated)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--json", c->json, "With --report: one JSON object, the summary plus \"range_report\"");
+  commands.add(sub, [c] {
+    if ((c->report_scale > 0 || c->json) && !c->report) throw Error("--report-scale and --json go with --report: add --report");
+    return run_calibrate(*c);
+  });
 }
 
 }  // namespace kvgate::cli

@@ -10,6 +10,7 @@
 #include "harness/decoder/device.h"
 #include "harness/decoder/model_text.h"
 #include "harness/kld/kld_report.h"
+#include "harness/kld/per_layer.h"
 #include "kernels/kv_format.h"
 #include "harness/cli/reference_flags.h"
 
@@ -21,7 +22,7 @@ struct KldCli {
   std::string text, base_format = "bf16";
   long long ctx = 0, max_chunks = 0;
   int buckets = 8;
-  bool json = false, second_half = false;
+  bool json = false, second_half = false, per_layer = false;
 };
 
 // The text's ids cut into chunks of ctx tokens (the tail that does not fill one is dropped, as
@@ -41,6 +42,10 @@ int kld(const KldCli& c) {
   const kernels::KvStoreOptions test_kv = decoder::kv_store_options(c.ref.kv);
   const kernels::KvStoreOptions base_kv{.format = c.base_format};
   const nlohmann::json switches = decoder::parse_kernel_switches(c.ref.kernel_switches);  // the test side only
+  if (c.per_layer && test_kv.format == "bf16")
+    throw Error("--per-layer --kv-format bf16: that is the baseline itself; give the format to test (e.g. --kv-format fp8_e4m3)");
+  if (c.per_layer && c.base_format != "bf16")
+    throw Error("--per-layer keeps every layer but one in bf16 and scores against bf16: drop --base-kv-format " + c.base_format);
   const std::string content = read_file(c.text);
   auto model = decoder::Model::load(c.ref.model_dir);
   const decoder::ModelConfig& cfg = model->config();
@@ -73,6 +78,26 @@ int kld(const KldCli& c) {
                             {"definition", "KLD(base || Q) over the whole vocabulary per position, teacher-forced, every position "
                                            "attending over the cache as stored"}};
   kld::KldRunOptions o{.second_half = c.second_half, .buckets = c.buckets};
+  if (c.per_layer) {
+    context["per_layer_definition"] =
+        "each layer alone quantized in the tested format (every other layer bf16 through skip_layers), against bf16";
+    decoder::EngineOptions candidate{.device = device, .kv = test_kv, .max_batch = c.ref.max_batch, .threads = c.ref.threads,
+                                     .kernel_switches = switches};
+    if (!c.json)
+      std::cout << "kvgate kld --per-layer: " << c.ref.model_dir << ", kv " << test_kv.format << " in one layer at a time against "
+                << c.base_format << " on " << device << ": " << chunks.size() << " chunks of " << ctx << " tokens, "
+                << cfg.num_layers << " layers\n" << std::flush;
+    const auto progress = [&](int done, int layers) {
+      if (!c.json) std::cout << "  layer " << done << "/" << layers << " done\n" << std::flush;
+    };
+    const std::vector<kld::LayerKld> layers = kld::per_layer_kld(model, candidate, chunks, o, progress);
+    if (c.json)
+      std::cout << kld::per_layer_json(layers, context).dump(2) << "\n";
+    else
+      std::cout << "\n====== KL divergence per layer (that layer alone quantized), largest first ======\n"
+                << kld::per_layer_text(layers);
+    return 0;
+  }
   if (!c.json) {
     std::cout << "kvgate kld: " << c.ref.model_dir << ", kv " << test_kv.format << " against " << c.base_format << " on "
               << device << ": " << chunks.size() << " chunks of " << ctx << " tokens (" << ids.size()
@@ -101,6 +126,8 @@ void register_kld(CLI::App& app, Commands& commands) {
   sub->add_option("--buckets", c->buckets, "Context-position buckets of the KLD-by-position table")
       ->check(CLI::Range(1, 4096))->capture_default_str();
   sub->add_flag("--second-half", c->second_half, "Score only the second half of each chunk, as llama-perplexity does");
+  sub->add_flag("--per-layer", c->per_layer,
+                "Quantize one layer at a time (the others bf16) and rank the layers by KLD: which layers hurt");
   sub->add_flag("--json", c->json, "One JSON object (kld_mean, percentiles, same-top-token %, by_position, ...)");
   commands.add(sub, [c] { return kld(*c); });
 }
