@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "kernels/codec_ggml.h"
 #include "kernels/codec_nvfp4.h"
@@ -215,6 +217,137 @@ KvScaleTable read_scales(Params& p, const json& v, const KvShape& shape) {
   return parse_kv_scales(v, shape, "--kv-format parameter \"scales\"");
 }
 
+// Bytes of one (token, KV head) of a layer in the format: K, then V.
+using LayerBytes = std::pair<double, double>;
+
+// fp8_e4m3, fp8_e5m2, nvfp4: per-tensor (or per-head) scales from the parameters or a scales file.
+LayerBytes resolve_scaled_float(Params& p, KvFormatSpec& s, const std::string& f, int d) {
+  json& rec = s.params;
+  double k_bytes = 0, v_bytes = 0;
+  const bool fp4 = f == "nvfp4";
+  const char* kk = fp4 ? "k_tensor_scale" : "k_scale";
+  const char* vk = fp4 ? "v_tensor_scale" : "v_scale";
+  if (const json* v = p.find("scales")) {
+    for (const char* k : {kk, vk}) {
+      if (p.find(k)) p.fail(k, "conflicts with \"scales\": give one or the other");
+    }
+    s.scales = read_scales(p, *v, s.shape);
+    rec["scales"] = kv_scales_to_json(s.scales);
+  } else {
+    const float ks = positive_scale(p, kk, p.number(kk, 1.0)), vs = positive_scale(p, vk, p.number(vk, 1.0));
+    s.scales = KvScaleTable::uniform(s.shape, ks, vs);
+    rec[kk] = ks;
+    rec[vk] = vs;
+  }
+  if (fp4) {
+    require(d % kNvfp4Block == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of 16 (the NVFP4 block)");
+    k_bytes = v_bytes = d / 2.0 + d / 16.0;
+    s.layout = "K and V each: head_dim/2 bytes of E2M1 (element 2i low nibble, 2i+1 high) | head_dim/16 "
+               "UE4M3 block scales (one per 16 elements); fp32 tensor scale per layer (not per token)";
+  } else {
+    k_bytes = v_bytes = d;
+    s.layout = "K and V each: head_dim x " + std::string(f == "fp8_e4m3" ? "E4M3" : "E5M2") +
+               " = RNE-sat(x / scale); scales per layer or KV head (not per token)";
+  }
+  return {k_bytes, v_bytes};
+}
+
+// int4_per_token_head: the randomized Hadamard transform's signs from the parameters or a seed.
+LayerBytes resolve_int4_per_token_head(Params& p, KvFormatSpec& s, const std::string& f, int d) {
+  json& rec = s.params;
+  double k_bytes = 0, v_bytes = 0;
+  require(d % 2 == 0, f, "head_dim " + std::to_string(d) + " is odd (two elements per byte)");
+  const bool had = p.boolean("hadamard", true);
+  rec["hadamard"] = had;
+  if (had) {
+    require(is_power_of_two(d), f, "head_dim " + std::to_string(d) + " is not a power of two (the Hadamard size)");
+    if (const json* v = p.find("hadamard_signs")) {
+      if (p.find("hadamard_seed")) p.fail("hadamard_seed", "conflicts with \"hadamard_signs\": give one or the other");
+      s.hadamard_signs = parse_signs(p, *v, d);
+    } else {
+      const long long seed = p.integer("hadamard_seed", 2654435769LL);
+      Rng rng(static_cast<std::uint64_t>(seed));
+      for (int i = 0; i < d; ++i) s.hadamard_signs.push_back(rng.bernoulli(0.5) ? 1.0f : -1.0f);
+      rec["hadamard_seed"] = seed;
+    }
+    rec["hadamard_signs"] = signs_string(s.hadamard_signs);
+  } else {
+    for (const char* k : {"hadamard_signs", "hadamard_seed"})
+      if (p.find(k)) p.fail(k, "needs \"hadamard\": true");
+  }
+  k_bytes = v_bytes = d / 2.0 + 4.0;
+  s.layout = std::string(had ? "after the randomized Hadamard H*D*x (rounded to the input dtype), " : "") +
+             "K and V each: head_dim/2 bytes of uint4 (element 2i low nibble, 2i+1 high) | fp32 scale "
+             "= max((max-min)/15, 1e-6) with the zero point in its 4 low mantissa bits";
+  return {k_bytes, v_bytes};
+}
+
+// q8_0, q4_0: ggml blocks, rotated as llama.cpp's attn_rot.
+LayerBytes resolve_ggml(Params& p, KvFormatSpec& s, const std::string& f, int d) {
+  json& rec = s.params;
+  double k_bytes = 0, v_bytes = 0;
+  require(d % kGgmlBlock == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of 32 (the ggml block)");
+  const bool rotate = p.boolean("rotate", d % 64 == 0);
+  if (rotate) require(d % 64 == 0, f, "rotate needs head_dim % 64 == 0 (llama.cpp's attn_rot), head_dim is " + std::to_string(d));
+  rec["rotate"] = rotate;
+  s.k_rotation_block = rotate ? ggml_k_rotation_block(d) : 0;
+  s.v_rotation_block = rotate ? ggml_v_rotation_block(d) : 0;
+  const int block_bytes = f == "q8_0" ? kQ8_0Bytes : kQ4_0Bytes;
+  k_bytes = v_bytes = static_cast<double>(d / kGgmlBlock) * block_bytes;
+  s.layout = std::string(rotate ? "after H/sqrt(n) rotation (K: n = " + std::to_string(s.k_rotation_block) +
+                                      ", V: n = 64), "
+                                : "") +
+             "K and V each: head_dim/32 blocks of " +
+             (f == "q8_0" ? "{fp16 d; int8 qs[32]} (34 bytes)" : "{fp16 d; uint8 qs[16]} (18 bytes, element j low nibble, j+16 high)");
+  return {k_bytes, v_bytes};
+}
+
+// turboquant_*: the preset's key and value bits.
+LayerBytes resolve_turboquant(Params& p, KvFormatSpec& s, const std::string& f, int d) {
+  double k_bytes = 0, v_bytes = 0;
+  if (f == "turboquant_k8v4") s.turboquant = {8, 4, false};
+  if (f == "turboquant_4bit_nc") s.turboquant = {4, 4, true};
+  if (f == "turboquant_k3v4_nc") s.turboquant = {3, 4, true};
+  if (f == "turboquant_3bit_nc") s.turboquant = {3, 3, true};
+  if (s.turboquant.key_bits != 8)
+    require(is_power_of_two(d), f, "head_dim " + std::to_string(d) + " is not a power of two (the Hadamard size)");
+  require(d % 8 == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of 8");
+  k_bytes = tq_key_bytes(d, s.turboquant.key_bits);
+  v_bytes = tq_slot_bytes(d, s.turboquant) - k_bytes;
+  s.layout = "one slot per (token, head): [key: " +
+             (s.turboquant.key_bits == 8
+                  ? std::string("head_dim x E4M3, no scale")
+                  : std::to_string(s.turboquant.key_bits) + "-bit Lloyd-Max codes after H/sqrt(d) | fp16 norm") +
+             " | value: " + std::to_string(s.turboquant.value_bits) + "-bit codes | fp16 scale | fp16 min], even size (" +
+             std::to_string(tq_slot_bytes(d, s.turboquant)) + " bytes at head_dim " + std::to_string(d) + ")";
+  return {k_bytes, v_bytes};
+}
+
+// kivi2: group size and the full-precision residual window.
+LayerBytes resolve_kivi(Params& p, KvFormatSpec& s, const std::string& f, int d) {
+  json& rec = s.params;
+  double k_bytes = 0, v_bytes = 0;
+  const long long g = p.integer("group_size", 32), r = p.integer("residual", 128);
+  if (g <= 0 || g > 4096 || g % 16 != 0) p.fail("group_size", "must be a positive multiple of 16 (KIVI packs 16 codes per word)");
+  if (r <= 0 || r > (1 << 20)) p.fail("residual", "must be positive (KIVI uses 128)");
+  s.kivi_group = static_cast<int>(g);
+  s.kivi_residual = static_cast<int>(r);
+  if (s.kivi_residual % s.kivi_group != 0)
+    p.fail("residual", "must be a positive multiple of group_size (" + std::to_string(s.kivi_group) + ")");
+  require(d % s.kivi_group == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of group_size " + std::to_string(s.kivi_group));
+  rec["group_size"] = s.kivi_group;
+  rec["residual"] = s.kivi_residual;
+  rec["bits"] = s.kivi_bits;
+  // Keys: per channel, G tokens share an fp16 scale and min; values: per token, G channels do.
+  k_bytes = d * s.kivi_bits / 8.0 + d * 4.0 / s.kivi_group;
+  v_bytes = d * s.kivi_bits / 8.0 + (d / s.kivi_group) * 4.0;
+  s.layout = "keys: per channel, groups of " + std::to_string(s.kivi_group) + " tokens: 2-bit codes | fp16 scale | "
+             "fp16 min; values: per token, groups of " + std::to_string(s.kivi_group) +
+             " channels: the same; the last tokens (keys: past the last multiple of " + std::to_string(s.kivi_residual) +
+             ", values: the last " + std::to_string(s.kivi_residual) + ") stay bf16";
+  return {k_bytes, v_bytes};
+}
+
 }  // namespace
 
 KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& shape) {
@@ -271,31 +404,7 @@ KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& sha
     k_bytes = v_bytes = 2.0 * d;
     s.layout = "K and V: head_dim x " + f + " each (little-endian)";
   } else if (f == "fp8_e4m3" || f == "fp8_e5m2" || f == "nvfp4") {
-    const bool fp4 = f == "nvfp4";
-    const char* kk = fp4 ? "k_tensor_scale" : "k_scale";
-    const char* vk = fp4 ? "v_tensor_scale" : "v_scale";
-    if (const json* v = p.find("scales")) {
-      for (const char* k : {kk, vk}) {
-        if (p.find(k)) p.fail(k, "conflicts with \"scales\": give one or the other");
-      }
-      s.scales = read_scales(p, *v, shape);
-      rec["scales"] = kv_scales_to_json(s.scales);
-    } else {
-      const float ks = positive_scale(p, kk, p.number(kk, 1.0)), vs = positive_scale(p, vk, p.number(vk, 1.0));
-      s.scales = KvScaleTable::uniform(shape, ks, vs);
-      rec[kk] = ks;
-      rec[vk] = vs;
-    }
-    if (fp4) {
-      require(d % kNvfp4Block == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of 16 (the NVFP4 block)");
-      k_bytes = v_bytes = d / 2.0 + d / 16.0;
-      s.layout = "K and V each: head_dim/2 bytes of E2M1 (element 2i low nibble, 2i+1 high) | head_dim/16 "
-                 "UE4M3 block scales (one per 16 elements); fp32 tensor scale per layer (not per token)";
-    } else {
-      k_bytes = v_bytes = d;
-      s.layout = "K and V each: head_dim x " + std::string(f == "fp8_e4m3" ? "E4M3" : "E5M2") +
-                 " = RNE-sat(x / scale); scales per layer or KV head (not per token)";
-    }
+    std::tie(k_bytes, v_bytes) = resolve_scaled_float(p, s, f, d);
   } else if (f == "fp8_per_token_head" || f == "int8_per_token_head") {
     if (f == "int8_per_token_head") {
       s.rounding = p.choice("rounding", "rne", {"rne", "trunc"}) == "rne" ? IntRounding::kRne : IntRounding::kTrunc;
@@ -306,78 +415,13 @@ KvFormatSpec resolve_kv_format(const KvStoreOptions& options, const KvShape& sha
                " | fp32 scale = max(absmax/" + (f == "int8_per_token_head" ? "127" : "448") +
                ", 1e-6) (vLLM keeps the scales in separate [blocks, block_size, kv_heads] tensors)";
   } else if (f == "int4_per_token_head") {
-    require(d % 2 == 0, f, "head_dim " + std::to_string(d) + " is odd (two elements per byte)");
-    const bool had = p.boolean("hadamard", true);
-    rec["hadamard"] = had;
-    if (had) {
-      require(is_power_of_two(d), f, "head_dim " + std::to_string(d) + " is not a power of two (the Hadamard size)");
-      if (const json* v = p.find("hadamard_signs")) {
-        if (p.find("hadamard_seed")) p.fail("hadamard_seed", "conflicts with \"hadamard_signs\": give one or the other");
-        s.hadamard_signs = parse_signs(p, *v, d);
-      } else {
-        const long long seed = p.integer("hadamard_seed", 2654435769LL);
-        Rng rng(static_cast<std::uint64_t>(seed));
-        for (int i = 0; i < d; ++i) s.hadamard_signs.push_back(rng.bernoulli(0.5) ? 1.0f : -1.0f);
-        rec["hadamard_seed"] = seed;
-      }
-      rec["hadamard_signs"] = signs_string(s.hadamard_signs);
-    } else {
-      for (const char* k : {"hadamard_signs", "hadamard_seed"})
-        if (p.find(k)) p.fail(k, "needs \"hadamard\": true");
-    }
-    k_bytes = v_bytes = d / 2.0 + 4.0;
-    s.layout = std::string(had ? "after the randomized Hadamard H*D*x (rounded to the input dtype), " : "") +
-               "K and V each: head_dim/2 bytes of uint4 (element 2i low nibble, 2i+1 high) | fp32 scale "
-               "= max((max-min)/15, 1e-6) with the zero point in its 4 low mantissa bits";
+    std::tie(k_bytes, v_bytes) = resolve_int4_per_token_head(p, s, f, d);
   } else if (f == "q8_0" || f == "q4_0") {
-    require(d % kGgmlBlock == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of 32 (the ggml block)");
-    const bool rotate = p.boolean("rotate", d % 64 == 0);
-    if (rotate) require(d % 64 == 0, f, "rotate needs head_dim % 64 == 0 (llama.cpp's attn_rot), head_dim is " + std::to_string(d));
-    rec["rotate"] = rotate;
-    s.k_rotation_block = rotate ? ggml_k_rotation_block(d) : 0;
-    s.v_rotation_block = rotate ? ggml_v_rotation_block(d) : 0;
-    const int block_bytes = f == "q8_0" ? kQ8_0Bytes : kQ4_0Bytes;
-    k_bytes = v_bytes = static_cast<double>(d / kGgmlBlock) * block_bytes;
-    s.layout = std::string(rotate ? "after H/sqrt(n) rotation (K: n = " + std::to_string(s.k_rotation_block) +
-                                        ", V: n = 64), "
-                                  : "") +
-               "K and V each: head_dim/32 blocks of " +
-               (f == "q8_0" ? "{fp16 d; int8 qs[32]} (34 bytes)" : "{fp16 d; uint8 qs[16]} (18 bytes, element j low nibble, j+16 high)");
+    std::tie(k_bytes, v_bytes) = resolve_ggml(p, s, f, d);
   } else if (f.rfind("turboquant_", 0) == 0) {
-    if (f == "turboquant_k8v4") s.turboquant = {8, 4, false};
-    if (f == "turboquant_4bit_nc") s.turboquant = {4, 4, true};
-    if (f == "turboquant_k3v4_nc") s.turboquant = {3, 4, true};
-    if (f == "turboquant_3bit_nc") s.turboquant = {3, 3, true};
-    if (s.turboquant.key_bits != 8)
-      require(is_power_of_two(d), f, "head_dim " + std::to_string(d) + " is not a power of two (the Hadamard size)");
-    require(d % 8 == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of 8");
-    k_bytes = tq_key_bytes(d, s.turboquant.key_bits);
-    v_bytes = tq_slot_bytes(d, s.turboquant) - k_bytes;
-    s.layout = "one slot per (token, head): [key: " +
-               (s.turboquant.key_bits == 8
-                    ? std::string("head_dim x E4M3, no scale")
-                    : std::to_string(s.turboquant.key_bits) + "-bit Lloyd-Max codes after H/sqrt(d) | fp16 norm") +
-               " | value: " + std::to_string(s.turboquant.value_bits) + "-bit codes | fp16 scale | fp16 min], even size (" +
-               std::to_string(tq_slot_bytes(d, s.turboquant)) + " bytes at head_dim " + std::to_string(d) + ")";
+    std::tie(k_bytes, v_bytes) = resolve_turboquant(p, s, f, d);
   } else if (f == "kivi2") {
-    const long long g = p.integer("group_size", 32), r = p.integer("residual", 128);
-    if (g <= 0 || g > 4096 || g % 16 != 0) p.fail("group_size", "must be a positive multiple of 16 (KIVI packs 16 codes per word)");
-    if (r <= 0 || r > (1 << 20)) p.fail("residual", "must be positive (KIVI uses 128)");
-    s.kivi_group = static_cast<int>(g);
-    s.kivi_residual = static_cast<int>(r);
-    if (s.kivi_residual % s.kivi_group != 0)
-      p.fail("residual", "must be a positive multiple of group_size (" + std::to_string(s.kivi_group) + ")");
-    require(d % s.kivi_group == 0, f, "head_dim " + std::to_string(d) + " is not a multiple of group_size " + std::to_string(s.kivi_group));
-    rec["group_size"] = s.kivi_group;
-    rec["residual"] = s.kivi_residual;
-    rec["bits"] = s.kivi_bits;
-    // Keys: per channel, G tokens share an fp16 scale and min; values: per token, G channels do.
-    k_bytes = d * s.kivi_bits / 8.0 + d * 4.0 / s.kivi_group;
-    v_bytes = d * s.kivi_bits / 8.0 + (d / s.kivi_group) * 4.0;
-    s.layout = "keys: per channel, groups of " + std::to_string(s.kivi_group) + " tokens: 2-bit codes | fp16 scale | "
-               "fp16 min; values: per token, groups of " + std::to_string(s.kivi_group) +
-               " channels: the same; the last tokens (keys: past the last multiple of " + std::to_string(s.kivi_residual) +
-               ", values: the last " + std::to_string(s.kivi_residual) + ") stay bf16";
+    std::tie(k_bytes, v_bytes) = resolve_kivi(p, s, f, d);
   }
   p.check_unknown();
 

@@ -89,6 +89,55 @@ struct SmemLayout {
   __host__ __device__ int bytes() const { return raw_offset() + raw_k + raw_v; }
 };
 
+// The pages this block reads: its split of the tile's visible pages, or (EMU) the union of each
+// query vector's own split ranges, since the emulation splits per vector as the engines do.
+template <bool EMU>
+__device__ __forceinline__ void block_pages(const PagedAttentionArgs& a, const AttentionTile& tl, int nq, int group, int hi,
+                                            int split, int splits, int& pb, int& pe) {
+  if constexpr (EMU) {
+    pb = INT_MAX, pe = INT_MIN;
+    for (int qi = 0; qi < nq; ++qi) {
+      const int pos = a.row_pos[tl.row0 + qi / group];
+      int b, e;
+      split_pages(a.window > 0 ? max(0, pos - a.window + 1) : 0, pos + 1, split, splits, b, e);
+      if (b < e) pb = min(pb, b), pe = max(pe, e);
+    }
+    if (pb > pe) pb = pe = 0;
+  } else {
+    const int p_first = a.row_pos[tl.row0];
+    split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, hi, split, splits, pb, pe);
+  }
+}
+
+// Partial results of this split for the combine kernel: (m, l) and the unnormalized accumulator
+// (EMU two_level: the FP22 partial folded in first).
+template <int NQ, bool EMU>
+__device__ __forceinline__ void store_partial(const PagedAttentionArgs& a, const AttentionEmulation& emu, int kvh, int split,
+                                              int splits, int nq, int d, const float* m_s, const float* l_s,
+                                              float (&acc)[2][NQ], float (&mma)[EMU ? 2 : 1][NQ]) {
+  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
+  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
+  if (threadIdx.x < nq) {
+    a.workspace[2 * (base + threadIdx.x)] = m_s[threadIdx.x];
+    a.workspace[2 * (base + threadIdx.x) + 1] = l_s[threadIdx.x];
+  }
+  float* wacc = a.workspace + 2 * entries;
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj) {
+    const int j = threadIdx.x + jj * kThreads;
+    if (j < d) {
+#pragma unroll
+      for (int qi = 0; qi < NQ; ++qi)
+        if (qi < nq) {
+          if constexpr (EMU) {
+            if (emu.pv_accum == PvAccum::kTwoLevel) acc[jj][qi] += mma[jj][qi];
+          }
+          wacc[(base + qi) * d + j] = acc[jj][qi];
+        }
+    }
+  }
+}
+
 // NQ: the query vectors a block holds (4 for GQA-4 decode, 16 otherwise); loops over NQ unroll.
 // EMU: engine emulation (a.emulation): per query vector split ranges, fp8 Q and P, double exps,
 // P.V per 32-token k-step through emu_accumulate.
@@ -138,19 +187,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   }
   const int hi = a.row_pos[tl.row0 + tl.rows - 1] + 1;
   int pb, pe;
-  if constexpr (EMU) {  // the union of the vectors' split page ranges
-    pb = INT_MAX, pe = INT_MIN;
-    for (int qi = 0; qi < nq; ++qi) {
-      const int pos = a.row_pos[tl.row0 + qi / group];
-      int b, e;
-      split_pages(a.window > 0 ? max(0, pos - a.window + 1) : 0, pos + 1, split, splits, b, e);
-      if (b < e) pb = min(pb, b), pe = max(pe, e);
-    }
-    if (pb > pe) pb = pe = 0;
-  } else {
-    const int p_first = a.row_pos[tl.row0];
-    split_pages(a.window > 0 ? max(0, p_first - a.window + 1) : 0, hi, split, splits, pb, pe);
-  }
+  block_pages<EMU>(a, tl, nq, group, hi, split, splits, pb, pe);
   const int* table = a.block_table + static_cast<std::int64_t>(tl.seq) * a.max_pages;
   const std::int64_t k_region = static_cast<std::int64_t>(kTile) * c.k_bytes, v_region = static_cast<std::int64_t>(kTile) * c.v_bytes;
 
@@ -236,28 +273,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     }
     __syncthreads();
   }
-  // Partial results of this split: (m, l) and the unnormalized accumulator.
-  const std::int64_t entries = static_cast<std::int64_t>(gridDim.z) * gridDim.y * splits * kMaxTileQ;
-  const std::int64_t base = ((static_cast<std::int64_t>(blockIdx.z) * gridDim.y + kvh) * splits + split) * kMaxTileQ;
-  if (threadIdx.x < nq) {
-    a.workspace[2 * (base + threadIdx.x)] = m_s[threadIdx.x];
-    a.workspace[2 * (base + threadIdx.x) + 1] = l_s[threadIdx.x];
-  }
-  float* wacc = a.workspace + 2 * entries;
-#pragma unroll
-  for (int jj = 0; jj < 2; ++jj) {
-    const int j = threadIdx.x + jj * kThreads;
-    if (j < d) {
-#pragma unroll
-      for (int qi = 0; qi < NQ; ++qi)
-        if (qi < nq) {
-          if constexpr (EMU) {
-            if (emu.pv_accum == PvAccum::kTwoLevel) acc[jj][qi] += mma[jj][qi];
-          }
-          wacc[(base + qi) * d + j] = acc[jj][qi];
-        }
-    }
-  }
+  store_partial<NQ, EMU>(a, emu, kvh, split, splits, nq, d, m_s, l_s, acc, mma);
 }
 
 // Fast path for the element-wise formats (since v5 fp32 only: the others run decode_attention)
