@@ -22,6 +22,7 @@ struct GateCli {
   std::string suite = "quick", out, show_suite;
   gate::Targets targets;
   std::int64_t max_context = 0;
+  std::string tokenize_api = "auto";
   std::string tokenizer, tokenize_url, tokenize_model, golden, gsm8k_data, history, progress = "auto";
   int concurrency = 8;
   bool list_suites = false;
@@ -116,6 +117,7 @@ int run(const GateCli& o) {
   g.tokenizer = o.tokenizer;
   g.tokenize_url = o.tokenize_url;
   g.tokenize_model = o.tokenize_model;
+  g.tokenize_api = o.tokenize_api;
   g.golden_prompts = o.golden;
   g.gsm8k_data = o.gsm8k_data;
   g.history_db = o.history;
@@ -174,8 +176,10 @@ void register_gate(CLI::App& app, Commands& commands) {
   sub->add_option("--max-context", o->max_context, "The model's maximum context in tokens (default: read from the server or the checkpoint)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   sub->add_option("--tokenizer", o->tokenizer, "tokenizer.json for exact trial lengths (default: the checkpoint's, for the reference decoder)");
-  sub->add_option("--tokenize-url", o->tokenize_url, "Count tokens with a server's /tokenize endpoint (vLLM, SGLang) instead");
+  sub->add_option("--tokenize-url", o->tokenize_url, "Count tokens with a server's /tokenize endpoint (vLLM, SGLang, llama.cpp) instead");
   sub->add_option("--tokenize-model", o->tokenize_model, "Model name sent to --tokenize-url");
+  sub->add_option("--tokenize-api", o->tokenize_api, "Request shape of --tokenize-url: auto (detected), llamacpp, vllm, sglang")
+      ->capture_default_str();
   sub->add_option("--golden", o->golden, "Your production prompts (JSONL of chat requests) for the suite's golden task");
   sub->add_option("--gsm8k-data", o->gsm8k_data, "GSM8K test JSONL (default: the official file, downloaded once and checked)");
   sub->add_option("--history", o->history, "Append the result to this history (JSONL; required by suites with history: true)");

@@ -19,8 +19,10 @@ void add_gen_common_options(CLI::App* sub, GenCommonOptions& o, const std::strin
   sub->add_option("--tokenizer", o.tokenizer,
                   "Hugging Face tokenizer.json for exact lengths (tokenizer_config.json beside it gives the chat template)");
   sub->add_option("--tokenize-url", o.tokenize_url,
-                  "Count tokens with a server's /tokenize endpoint instead (vLLM, SGLang), e.g. http://localhost:8000");
+                  "Count tokens with a server's /tokenize endpoint instead (vLLM, SGLang, llama.cpp), e.g. http://localhost:8000");
   sub->add_option("--tokenize-model", o.tokenize_model, "Model name sent to --tokenize-url");
+  sub->add_option("--tokenize-api", o.tokenize_api, "Request shape of --tokenize-url: auto (detected), llamacpp, vllm, sglang")
+      ->capture_default_str();
   sub->footer("Without --tokenizer or --tokenize-url, lengths are estimated (about 4 bytes a token) and the trials say so.");
 }
 

@@ -17,9 +17,10 @@ struct GenCommonOptions {
   std::string tokenizer;         // --tokenizer tokenizer.json
   std::string tokenize_url;      // --tokenize-url URL
   std::string tokenize_model;    // --tokenize-model NAME (sent to /tokenize)
+  std::string tokenize_api = "auto";  // --tokenize-api auto|llamacpp|vllm|sglang
 
   std::vector<std::int64_t> lengths() const { return parse_lengths(lengths_text, "--lengths"); }
-  TokenCounterOptions token_counter_options() const { return {tokenizer, tokenize_url, tokenize_model}; }
+  TokenCounterOptions token_counter_options() const { return {tokenizer, tokenize_url, tokenize_model, tokenize_api}; }
 };
 
 // Adds the common options to a task's subcommand. `default_lengths` is shown in --help and used

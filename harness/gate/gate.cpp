@@ -45,7 +45,8 @@ std::unique_ptr<TokenCounter> open_counter(const GateOptions& o, const std::vect
   for (const PlannedTask& p : tasks) needed |= is_long_context(p.spec->task);
   if (!needed) return nullptr;
   if (!o.tokenizer.empty() || !o.tokenize_url.empty())
-    return open_token_counter({.tokenizer_path = o.tokenizer, .tokenize_url = o.tokenize_url, .model = o.tokenize_model});
+    return open_token_counter({.tokenizer_path = o.tokenizer, .tokenize_url = o.tokenize_url, .model = o.tokenize_model,
+                               .tokenize_api = o.tokenize_api});
   for (const Configuration& c : o.configs)
     if (c.backend.kind == "reference") {
       const std::string tok = c.backend.reference.model_dir + "/tokenizer.json";
@@ -54,7 +55,7 @@ std::unique_ptr<TokenCounter> open_counter(const GateOptions& o, const std::vect
       return open_token_counter({.tokenizer_path = tok, .tokenize_url = "", .model = ""});
     }
   log_warn("gate: lengths are estimated (about 4 bytes a token): pass --tokenizer tokenizer.json of the served model, or "
-           "--tokenize-url URL of a vLLM/SGLang server, for exact lengths");
+           "--tokenize-url URL of a vLLM, SGLang or llama.cpp server, for exact lengths");
   return make_estimating_token_counter();
 }
 

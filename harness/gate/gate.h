@@ -26,6 +26,7 @@ struct GateOptions {
   // Exact lengths: a tokenizer.json, or a server's /tokenize; default: the checkpoint's tokenizer
   // (reference decoder), else an estimate (warned).
   std::string tokenizer{}, tokenize_url{}, tokenize_model{};
+  std::string tokenize_api = "auto";  // /tokenize's request shape: auto, llamacpp, vllm, sglang
   std::string golden_prompts{};  // --golden FILE
   std::string gsm8k_data{};      // --gsm8k-data FILE (offline machines)
   std::string history_db{};      // append the result here (required when the suite keeps a history)

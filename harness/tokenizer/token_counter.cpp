@@ -41,7 +41,7 @@ std::unique_ptr<TokenCounter> open_token_counter(const TokenCounterOptions& o) {
   if (!o.tokenizer_path.empty() && !o.tokenize_url.empty())
     throw Error("--tokenizer and --tokenize-url both given: pass one");
   if (!o.tokenizer_path.empty()) return make_hf_token_counter(o.tokenizer_path);
-  if (!o.tokenize_url.empty()) return make_remote_token_counter(o.tokenize_url, o.model);
+  if (!o.tokenize_url.empty()) return make_remote_token_counter(o.tokenize_url, o.model, o.tokenize_api);
   return make_estimating_token_counter();
 }
 

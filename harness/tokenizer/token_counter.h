@@ -29,8 +29,9 @@ class TokenCounter {
 
 struct TokenCounterOptions {
   std::string tokenizer_path;  // --tokenizer tokenizer.json (tokenizer_config.json beside it gives the template)
-  std::string tokenize_url;    // --tokenize-url http://host:8000 (vLLM/SGLang /tokenize)
+  std::string tokenize_url;    // --tokenize-url http://host:8000 (vLLM, SGLang or llama.cpp /tokenize)
   std::string model;           // model name sent to /tokenize
+  std::string tokenize_api = "auto";  // --tokenize-api auto|llamacpp|vllm|sglang: /tokenize's request shape
 };
 
 // Picks the counter the options name; with none, the estimate. Errors name the bad file or URL.
@@ -40,8 +41,10 @@ std::unique_ptr<TokenCounter> open_token_counter(const TokenCounterOptions& opti
 std::unique_ptr<TokenCounter> make_estimating_token_counter();
 // A Hugging Face tokenizer.json (+ tokenizer_config.json beside it). Implemented by the tokenizer module.
 std::unique_ptr<TokenCounter> make_hf_token_counter(const std::string& tokenizer_path);
-// A server's /tokenize endpoint (vLLM, SGLang). Implemented in remote_token_counter.cpp.
-std::unique_ptr<TokenCounter> make_remote_token_counter(const std::string& url, const std::string& model);
+// A server's /tokenize endpoint (vLLM, SGLang, llama.cpp; `api` "auto" detects which on the first
+// probe). Throws when the server's counts do not measure text. Implemented in remote_token_counter.cpp.
+std::unique_ptr<TokenCounter> make_remote_token_counter(const std::string& url, const std::string& model,
+                                                       const std::string& api = "auto");
 
 // The ChatML rendering used when no chat template is known:
 // "<|im_start|>{role}\n{content}<|im_end|>\n" per message, then "<|im_start|>assistant\n".
