@@ -262,6 +262,7 @@ std::string render_html(const Comparison& c, const ReportContext& ctx) {
   Markup m;
   verdict_banner(m, c);
   pinning_block(m, c, ctx);
+  html_sections(m, ctx.sections);
   tradeoff_block(m, c, ctx);
   const auto tasks = gated_tasks(c);
   m.open("nav", {{"class", "toc"}});

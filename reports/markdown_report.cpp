@@ -67,6 +67,7 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
   const std::vector<std::string> pinning = pinning_differences(c, ctx);
   if (!pinning.empty()) out << "\n**Check before trusting the verdict** (the runs should differ in their KV settings only):\n";
   for (const std::string& p : pinning) out << "- \u26a0 " << md(p) << "\n";
+  out << markdown_sections(ctx.sections);
   const std::vector<CandidateTradeoff> trade = tradeoffs(c, ctx);
   if (!trade.empty()) out << "\n";
   for (const CandidateTradeoff& t : trade) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/compare/comparison.h"
+#include "reports/report_section.h"
 #include "reports/trial_texts.h"
 
 namespace kvgate::reports {
@@ -37,6 +38,8 @@ struct ReportContext {
   // joins the differences the report finds itself (report_top.h).
   std::vector<std::string> pinning_differences{};
   std::vector<Gain> gains{};
+  // Sections a command adds beside the comparison (the gate's calibration ladder), under the verdict.
+  std::vector<ReportSection> sections{};
 };
 
 class ReportWriter {

@@ -2,6 +2,8 @@
 // with exit 2, and a gate against local servers that prints the verdict and the report's path and
 // exits with the verdict.
 
+#include <filesystem>
+
 #include "tests/catch_compat.hpp"
 #include "harness/core/jsonl.h"
 #include "tests/niah_server.h"
@@ -56,6 +58,20 @@ TEST_CASE("gate cli: bad suites and flags exit 2 with the fix", "[gate][e2e]") {
                   "http://127.0.0.1:9/v1", "--model", "m", "--max-context", "8192"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, contains("pass --history FILE"));
+  // KV settings and the ladder: bad settings and flags the ladder makes itself exit 2, nothing written.
+  r = run_kvgate({"gate", "--out", dir.file("k"), "--model-dir", "models/demo", "--candidate-kv", "fp8_e4m3,scale=x.json"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("unknown setting \"scale\""));
+  r = run_kvgate({"gate", "--out", dir.file("k"), "--model-dir", "models/demo", "--candidate-kv", "fp8_e4m3,skip=0:99", "--device", "cpu"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("fp8_e4m3+skip(0,99)"));
+  r = run_kvgate({"gate", "--out", dir.file("k"), "--model-dir", "models/demo", "--ladder", "fp8_e4m3", "--candidate-kv", "int8_per_token_head"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("--candidate-kv with --ladder"));
+  r = run_kvgate({"gate", "--out", dir.file("k"), "--model-dir", "models/demo", "--calibration-text", dir.file("bad.yaml")});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, contains("--calibration-text goes with --ladder"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("k")));
 }
 
 TEST_CASE("gate cli: a broken candidate FAILs with exit 1; the verdict printed is the JSON's", "[gate][e2e]") {

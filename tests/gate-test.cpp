@@ -231,9 +231,13 @@ TEST_CASE("gate: configurations are checked before any work", "[gate]") {
   CHECK_THROWS_WITH(g::make_configurations(T{.baseline_url = "http://127.0.0.1:1/v1", .candidate_urls = {"http://127.0.0.1:2/v1"},
                                              .model = "m", .candidate_labels = {"a/b"}}),
                     contains("a label names a directory"));
+  // With --baseline URL, --baseline-kv declares the server's format; settings belong to the server.
+  CHECK(g::make_configurations(T{.baseline_url = "http://127.0.0.1:1/v1", .candidate_urls = {"http://127.0.0.1:2/v1"}, .model = "m",
+                                 .baseline_kv = "bf16"})[0]
+            .kv_format == "bf16");
   CHECK_THROWS_WITH(g::make_configurations(T{.baseline_url = "http://127.0.0.1:1/v1", .candidate_urls = {"http://127.0.0.1:2/v1"},
-                                             .model = "m", .baseline_kv = "bf16"}),
-                    contains("--baseline-kv"));
+                                             .model = "m", .baseline_kv = "fp8_e4m3,skip=0"}),
+                    contains("--baseline-kv fp8_e4m3+skip(0): an endpoint's KV format is declared, not set"));
   CHECK_THROWS_WITH(g::make_configurations(T{.baseline_url = "http://127.0.0.1:1/v1", .candidate_urls = {"http://127.0.0.1:2/v1"},
                                              .model = "m", .device = "cpu"}),
                     contains("--device belongs to the reference decoder"));
@@ -298,4 +302,30 @@ TEST_CASE("gate: a task's own margin decides that task", "[gate][e2e]") {
     CHECK(t["margin"] == (t["task"] == "niah" ? 1.0 : 0.6));
     CHECK(t["verdict"] == (t["task"] == "niah" ? "INCONCLUSIVE" : "PASS"));
   }
+}
+
+TEST_CASE("gate: endpoints' declared KV formats are recorded, shown by pinning, checked against the engine", "[gate][e2e]") {
+  kvtest::TempDir dir;
+  ReaderServer a(Reader::perfect), b(Reader::perfect);
+  const std::string out = dir.file("g");
+  g::GateOptions o = options(small_suite(2, true, "[1024]", "0.5"), out, a.base(), {b.base()});
+  o.configs = g::make_configurations({.baseline_url = a.base(), .candidate_urls = {b.base()}, .model = "m", .baseline_kv = "bf16",
+                                      .candidate_kv = {"fp8_e4m3"}});
+  // The candidate's startup log says another format: refused before any request, naming both.
+  const std::string log = dir.file("vllm.log");
+  kvtest::write_text(log, "INFO 11-29 16:15:02 [core.py:74] Initializing a V1 LLM engine (v0.10.2) with config: model='m', "
+                          "kv_cache_dtype=auto, seed=0\n");
+  o.configs[1].engine_log = log;
+  CHECK_THROWS_WITH(g::run_gate(o), contains("candidate: declared KV format fp8_e4m3 but the engine reports auto"));
+  CHECK(a.completions == 0);
+  o.configs[1].engine_log.clear();
+  g::run_gate(o);
+  const json run = json::parse(kvgate::read_file(out + "/runs/candidate/niah/run.json"));
+  CHECK(run["kv"]["format"] == "fp8_e4m3");
+  const json c = json::parse(kvgate::read_file(out + "/compare.json"));
+  const json kv = c["pairs"][0]["pinning"]["kv_settings"];
+  REQUIRE(kv.size() == 1);
+  CHECK(kv[0]["reference"] == "bf16");
+  CHECK(kv[0]["candidate"] == "fp8_e4m3");
+  CHECK(c["gate"]["configurations"][1]["kv_format"] == "fp8_e4m3");
 }

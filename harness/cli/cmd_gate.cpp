@@ -11,6 +11,7 @@
 #include "harness/core/error.h"
 #include "harness/gate/dry_run.h"
 #include "harness/gate/gate.h"
+#include "harness/gate/ladder.h"
 #include "harness/gate/merge_shards.h"
 #include "harness/gate/shard_env.h"
 
@@ -30,6 +31,8 @@ struct GateCli {
   std::optional<int> shard_count;
   std::vector<std::string> merge;
   bool allow_partial = false, dry_run = false, json = false;
+  std::string ladder, calibration_text;
+  int ladder_max_skip = 0;
   const CLI::App* app = nullptr;  // to tell which options were given
 };
 
@@ -38,7 +41,7 @@ const char* getenv_lookup(const char* name) { return std::getenv(name); }
 // Options that say what to run have no place in a merge: the shards recorded all of it.
 void check_merge_flags(const GateCli& o) {
   for (const char* f : {"--suite", "--baseline", "--candidate", "--model", "--model-dir", "--baseline-kv", "--candidate-kv", "--shard",
-                        "--shard-count", "--max-context", "--tokenizer", "--tokenize-url", "--golden", "--gsm8k-data"})
+                        "--shard-count", "--max-context", "--tokenizer", "--tokenize-url", "--golden", "--gsm8k-data", "--ladder"})
     if (o.app->count(f))
       throw Error(std::string(f) + " with --merge: the shards' gate.json records the suite, the configurations and the trials: drop it");
 }
@@ -83,6 +86,22 @@ int merge(const GateCli& o) {
   return print_verdict(r);
 }
 
+int ladder(const GateCli& o, gate::GateOptions g) {
+  for (const char* f : {"--candidate-kv", "--candidate", "--baseline", "--candidate-label", "--shard", "--shard-count", "--dry-run"})
+    if (o.app->count(f))
+      throw Error(std::string(f) + " with --ladder: the ladder makes its own candidates on the reference decoder (docs/ladder.md): drop it");
+  const std::vector<gate::KvSettings> start = gate::parse_kv_settings({o.ladder}, "--ladder");
+  if (start.size() != 1) throw Error("--ladder " + o.ladder + ": one format to climb with, e.g. --ladder fp8_e4m3");
+  gate::LadderOptions l{.gate = std::move(g), .start = start[0], .calibration_text = o.calibration_text, .max_skip_layers = o.ladder_max_skip};
+  l.log = [](const std::string& line) { std::cerr << "kvgate: gate: " << line << "\n"; };
+  std::cerr << "kvgate: gate: ladder of " << l.start.name() << " against " << l.gate.configs[0].label << " -> " << l.gate.out_dir << "\n";
+  const gate::LadderResult r = gate::run_ladder(l);
+  if (r.gate.stopped || r.recommendation.empty()) return r.exit_code;
+  std::cout << "\n" << gate::ladder_text(r);
+  std::cout << "report: " << r.gate.main_report << "\n";
+  return r.exit_code;
+}
+
 int show_suite(const std::string& name) {
   const auto& builtins = gate::builtin_suites();
   if (auto it = builtins.find(name); it != builtins.end()) {
@@ -109,10 +128,13 @@ int run(const GateCli& o) {
   if (o.shard_count && o.shard.empty() && !o.dry_run)
     throw Error("--shard-count N goes with --shard auto (a Kubernetes Indexed Job's count) or --dry-run (a plan split N ways)");
   if (o.out.empty() && !o.dry_run) throw Error("gate: --out DIR missing: the directory for trials, runs and reports (re-running resumes)");
+  if (!o.calibration_text.empty() && o.ladder.empty()) throw Error("--calibration-text goes with --ladder FORMAT: drop it");
   gate::GateOptions g;
   g.suite = gate::load_suite(o.suite);
   g.out_dir = o.out;
-  g.configs = gate::make_configurations(o.targets);
+  gate::Targets targets = o.targets;
+  if (!o.ladder.empty()) targets.candidate_kv = {o.ladder};  // the ladder's first rung; it makes the others
+  g.configs = gate::make_configurations(targets);
   g.max_context = o.max_context;
   g.tokenizer = o.tokenizer;
   g.tokenize_url = o.tokenize_url;
@@ -123,6 +145,7 @@ int run(const GateCli& o) {
   g.history_db = o.history;
   g.concurrency = o.concurrency;
   g.progress = o.progress;
+  if (!o.ladder.empty()) return ladder(o, std::move(g));
   if (!o.shard.empty()) g.shard = gate::resolve_shard(o.shard, o.shard_count, getenv_lookup);
   if (o.dry_run) {
     const nlohmann::json plan = gate::dry_run_plan(g, o.shard_count.value_or(0));
@@ -162,8 +185,13 @@ void register_gate(CLI::App& app, Commands& commands) {
   sub->add_option("--model", t.model, "Model name sent to the endpoints");
   sub->add_option("--api", t.api, "chat or completions (endpoints)")->check(CLI::IsMember({"chat", "completions"}))->capture_default_str();
   sub->add_option("--model-dir", t.model_dir, "Checkpoint for the reference decoder (default: the demo model, models/demo/)");
-  sub->add_option("--baseline-kv", t.baseline_kv, "Baseline KV format of the reference decoder (default bf16)");
-  sub->add_option("--candidate-kv", t.candidate_kv, "Candidate KV formats of the reference decoder, comma separated")->delimiter(',');
+  sub->add_option("--baseline-kv", t.baseline_kv,
+                  "Baseline KV format: the reference decoder's (default bf16), or with --baseline URL the server's, declared (recorded, "
+                  "checked against what the engine reports)");
+  sub->add_option("--candidate-kv", t.candidate_kv,
+                  "Candidate KV configurations of the reference decoder: FORMAT[,KEY=VALUE...][,FORMAT...] with scales=FILE, "
+                  "skip=L:L (layers kept in bf16), switches={...}|@FILE (kernel switches), params={...}|@FILE, label=NAME; e.g. "
+                  "fp8_e4m3,int8_per_token_head or 'fp8_e4m3,scales=cal.json,skip=0:27'. With --candidate URLs: each server's format, declared, one per URL");
   sub->add_option("--device", t.device, "cuda or cpu (reference decoder; default cuda when a GPU is present)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   sub->add_option("--threads", t.threads, "Reference decoder on CPU: threads per sequence (--concurrency sequences run at once)")
@@ -207,11 +235,21 @@ void register_gate(CLI::App& app, Commands& commands) {
                 "output tokens; per configuration and in all; with --shard or --shard-count what each shard gets. With --merge: "
                 "which shards are there and finished");
   sub->add_flag("--json", o->json, "With --dry-run: the plan as JSON (schema kvgate-gate-plan/1)");
+  sub->add_option("--ladder", o->ladder,
+                  "Walk seed 000's step 6 for FORMAT on the reference decoder: FORMAT, then calibrated scales, then the most "
+                  "sensitive layers (per-layer KLD) in bf16, until a rung PASSes, else stay on bf16; each rung a run in --out "
+                  "(resumable); the reports show the ladder (docs/ladder.md). Exit 0 when a rung PASSes, 1 when none does");
+  sub->add_option("--calibration-text", o->calibration_text, "With --ladder: text to calibrate and rank layers on (default: kvgate's generated prose)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--ladder-max-skip", o->ladder_max_skip, "With --ladder: the most layers kept in bf16 (default: a quarter of the layers)")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--show-suite", o->show_suite, "Print a suite (a built-in one's YAML, or a file as read) and exit");
   sub->add_flag("--list-suites", o->list_suites, "List the built-in suites and exit");
   sub->footer(
       "With no --baseline, --candidate or --model-dir: the demo model (models/demo/) through the reference decoder, bf16\n"
       "against fp8_e4m3 and int4_per_token_head. Prints the verdict and the report's path.\n"
+      "KV settings per candidate: --candidate-kv fp8_e4m3 --candidate-kv 'fp8_e4m3,scales=cal.json' --candidate-kv\n"
+      "'fp8_e4m3,skip=0:27' compares bf16, fp8_e4m3, fp8_e4m3+calibrated and fp8_e4m3+skip(0,27) (docs/suites.md).\n"
       "Past one machine: run `--shard i/n --out SHARD_DIR` (or --shard auto in a Slurm array or Kubernetes Indexed Job) on\n"
       "each node, then `--merge SHARD_DIR... --out DIR` (docs/beyond-one-machine.md). A shard exits 0 when its runs are done.\n"
       "Exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input or usage.");

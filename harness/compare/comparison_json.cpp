@@ -119,7 +119,8 @@ json pinning(const Pinning& p) {
           {"differences", list(p.differences, pinned_fact)},
           {"one_sided", list(p.one_sided, pinned_fact)},
           {"unrecorded", p.unrecorded},
-          {"warnings", p.warnings}};
+          {"warnings", p.warnings},
+          {"kv_settings", list(p.kv_settings, pinned_fact)}};
 }
 
 json gains(const Gains& g, const CompareOptions& o) {

@@ -40,6 +40,7 @@ std::vector<std::string> pinning_lines(const Comparison& c, const PairComparison
   std::vector<std::string> out;
   const Pinning& pin = p.pinning;
   if (pin.pinned()) out.push_back("pinned: no difference other than the KV settings among the facts both runs recorded");
+  if (!pin.kv_settings.empty()) out.push_back("KV settings (what this comparison changes): " + kv_settings_line(pin));
   for (const PinnedFact& d : pin.differences) out.push_back("differs: " + describe(d));
   for (const std::string& w : pin.warnings) out.push_back("warning: " + w);
   for (const PinnedFact& d : pin.one_sided) out.push_back("unchecked (recorded in one run only): " + describe(d));

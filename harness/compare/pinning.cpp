@@ -75,12 +75,37 @@ bool is_hopper(const json& gpu) {
 
 std::string show(const json& v) { return value_text(v); }
 
+// The scales a run quantized with: a file's (its sha256 from the run's identity), a calibrated table,
+// or the per-tensor k_scale/v_scale (1.0 is vLLM's uncalibrated default).
+std::optional<json> kv_scales(const RunManifest& m) {
+  if (m.kv.is_object() && m.kv.contains("scales")) {
+    const auto sha = at(m.extra, {"identity", "kv", "scales_sha256"});
+    return json(sha && sha->is_string() ? "calibrated (sha256 " + sha->get<std::string>().substr(0, 12) + ")" : "calibrated");
+  }
+  const auto k = at(m.kv, {"k_scale"}), v = at(m.kv, {"v_scale"});
+  if (k || v) return json("k_scale " + (k ? show(*k) : "-") + ", v_scale " + (v ? show(*v) : "-"));
+  return std::nullopt;
+}
+
+std::optional<json> non_empty(std::optional<json> v) {
+  if (!v || v->is_null() || (v->is_array() && v->empty()) || (v->is_object() && v->empty())) return std::nullopt;
+  return v;
+}
+
+std::optional<json> kv_format(const RunManifest& m) { return first({non_empty(at(m.kv, {"format"})), at(m.kv, {"engine_reported"})}); }
+
 }  // namespace
 
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "unset";
   return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string kv_settings_line(const Pinning& p) {
+  std::string s;
+  for (const PinnedFact& f : p.kv_settings) s += (s.empty() ? "" : "; ") + describe(f);
+  return s;
 }
 
 std::string describe(const PinnedFact& f) {
@@ -112,6 +137,17 @@ Pinning check_pinning(const RunManifest& ref, const RunManifest& cand, const std
     const auto a = at(ref.sampling, {k.c_str()}), b = at(cand.sampling, {k.c_str()});
     compare_one("sampling." + k, "sampling " + k, a, b);
   }
+
+  // What the comparison changes: listed for the reader, never a difference.
+  const auto kv_fact = [&](const char* field, const char* label, std::optional<json> (*get)(const RunManifest&)) {
+    const auto a = get(ref), b = get(cand);
+    if (a || b) p.kv_settings.push_back({field, label, a, b});
+  };
+  kv_fact("kv.format", "KV format", kv_format);
+  kv_fact("kv.scales", "KV scales", kv_scales);
+  kv_fact("kv.skip_layers", "layers kept in bf16", [](const RunManifest& m) { return non_empty(at(m.kv, {"skip_layers"})); });
+  kv_fact("kv.kernel_switches", "kernel switches", [](const RunManifest& m) { return non_empty(at(m.kv, {"kernel_switches"})); });
+  if (!kv_format(ref) && !kv_format(cand)) p.unrecorded.push_back("KV format");
 
   for (const PinnedFact& d : p.differences) {
     if (d.field != "attention_backend") continue;

@@ -1,15 +1,19 @@
 #include "harness/gate/configurations.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "harness/core/error.h"
 #include "harness/core/log.h"
 #include "harness/decoder/device.h"
+#include "harness/decoder/kernel_switches.h"
 #include "harness/decoder/model_config.h"
 #include "harness/runner/http_backend.h"
 #include "harness/runner/run_session.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::gate {
 
@@ -20,10 +24,14 @@ namespace {
 void check_label(const std::string& label, const std::string& flag) {
   const bool ok = !label.empty() && label.size() <= 64 && label != "." && label != ".." &&
                   std::all_of(label.begin(), label.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+                           c == '+' || c == '(' || c == ')' || c == ',';
                   });
+  // '+', '(', ')' and ',' spell a KV configuration's settings (fp8_e4m3+skip(0,27)): every filesystem takes
+  // them; a shell wants such a path quoted (docs/suites.md).
   if (!ok)
-    throw Error(flag + " \"" + label + "\": a label names a directory under DIR/runs/: use 1-64 letters, digits, '-', '_' or '.'");
+    throw Error(flag + " \"" + label + "\": a label names a directory under DIR/runs/: use 1-64 letters, digits, '-', '_', '.', "
+                "'+', '(', ')' or ','");
 }
 
 // "URL[,URL...]": replicas of one engine; the run spreads its requests over them.
@@ -40,8 +48,13 @@ std::vector<std::string> replicas(const std::string& urls, const std::string& fl
   }
 }
 
-Configuration endpoint(const Targets& t, const std::string& url, const std::string& flag, std::string label, std::string log) {
+Configuration endpoint(const Targets& t, const std::string& url, const std::string& flag, std::string label, std::string log,
+                       const KvSettings* kv) {
   Configuration c{.label = std::move(label), .engine_log = std::move(log)};
+  if (kv) {
+    c.kv = *kv;
+    c.kv_format = kv->format;
+  }
   c.backend.kind = "openai";
   c.backend.http = runner::HttpBackendOptions{
       .endpoints = replicas(url, flag),
@@ -57,12 +70,14 @@ Configuration endpoint(const Targets& t, const std::string& url, const std::stri
   return c;
 }
 
-Configuration reference(const Targets& t, const std::string& model_dir, const std::string& format, std::string label) {
-  Configuration c{.label = std::move(label), .kv_format = format};
+Configuration reference(const Targets& t, const std::string& model_dir, const KvSettings& kv, std::string label) {
+  Configuration c{.label = std::move(label), .kv_format = kv.format, .kv = kv};
   c.backend.kind = "reference";
   c.backend.reference = runner::ReferenceBackendOptions{.model_dir = model_dir,
-                                                        .kv_format = format,
+                                                        .kv_format = kv.format,
                                                         .device = decoder::resolve_device(t.device),
+                                                        .kv_params = kv.kv_params(),
+                                                        .kernel_switches = kv.kernel_switches,
                                                         .threads = t.threads,
                                                         .max_batch = t.max_batch,
                                                         .stream = t.stream};
@@ -86,8 +101,23 @@ std::string find_demo_model() {
 
 std::vector<Configuration> make_configurations(const Targets& t) {
   const bool named_nothing = t.baseline_url.empty() && t.candidate_urls.empty() && t.model_dir.empty() && t.candidate_kv.empty();
-  std::vector<std::string> candidate_kv = t.candidate_kv;
-  if (named_nothing && t.baseline_kv.empty()) candidate_kv = {"fp8_e4m3", "int4_per_token_head"};  // the main job
+  std::vector<KvSettings> candidate_kv = parse_kv_settings(t.candidate_kv, "--candidate-kv");
+  if (named_nothing && t.baseline_kv.empty()) candidate_kv = parse_kv_settings({"fp8_e4m3,int4_per_token_head"}, "--candidate-kv");  // the main job
+  std::vector<KvSettings> baseline_kv = parse_kv_settings(t.baseline_kv.empty() ? std::vector<std::string>{} : std::vector{t.baseline_kv}, "--baseline-kv");
+  if (baseline_kv.size() > 1) throw Error("--baseline-kv " + t.baseline_kv + ": one baseline, one format: give the others to --candidate-kv");
+  // With candidate endpoints, --candidate-kv declares their formats (one per URL): the reference
+  // decoder's candidates and endpoints' are never mixed, so a format never has two meanings.
+  std::vector<KvSettings> endpoint_kv;
+  if (!t.candidate_urls.empty() && !candidate_kv.empty()) {
+    if (candidate_kv.size() != t.candidate_urls.size())
+      throw Error("--candidate-kv names " + std::to_string(candidate_kv.size()) + " formats for " + std::to_string(t.candidate_urls.size()) +
+                  " --candidate endpoints: with endpoints it declares each server's KV format, one per --candidate URL in order");
+    for (const KvSettings& k : candidate_kv) check_endpoint_kv(k, "--candidate-kv");
+    endpoint_kv = std::move(candidate_kv);
+    candidate_kv.clear();
+  }
+  if (!t.baseline_url.empty())
+    for (const KvSettings& k : baseline_kv) check_endpoint_kv(k, "--baseline-kv");
   if (t.candidate_urls.empty() && candidate_kv.empty())
     throw Error("gate: no candidate: pass --candidate URL (an endpoint) or --candidate-kv F[,F...] (the reference decoder)");
 
@@ -105,8 +135,6 @@ std::vector<Configuration> make_configurations(const Targets& t) {
   }
   if (!model_dir.empty()) model_dir = fs::absolute(model_dir).lexically_normal().string();
   if (!any_reference && !t.device.empty()) throw Error("--device belongs to the reference decoder (--model-dir, --candidate-kv): drop it");
-  if (!t.baseline_url.empty() && !t.baseline_kv.empty())
-    throw Error("--baseline-kv names the reference decoder's baseline format; with --baseline URL the server's own format counts: drop one");
 
   const std::size_t n_candidates = t.candidate_urls.size() + candidate_kv.size();
   if (t.candidate_labels.size() > n_candidates)
@@ -119,21 +147,26 @@ std::vector<Configuration> make_configurations(const Targets& t) {
     throw Error("--baseline-engine-log belongs to a --baseline URL (an engine's startup log): drop it for the reference decoder");
 
   std::vector<Configuration> out;
-  if (!t.baseline_url.empty()) out.push_back(endpoint(t, t.baseline_url, "--baseline", t.baseline_label.empty() ? "baseline" : t.baseline_label,
-                                                      t.baseline_engine_log));
-  else {
-    const std::string f = t.baseline_kv.empty() ? "bf16" : t.baseline_kv;
-    out.push_back(reference(t, model_dir, f, t.baseline_label.empty() ? f : t.baseline_label));
+  if (!t.baseline_url.empty()) {
+    const KvSettings* declared = baseline_kv.empty() ? nullptr : &baseline_kv[0];
+    std::string label = !t.baseline_label.empty() ? t.baseline_label : declared && !declared->label.empty() ? declared->label : "baseline";
+    out.push_back(endpoint(t, t.baseline_url, "--baseline", std::move(label), t.baseline_engine_log, declared));
+  } else {
+    const KvSettings b = baseline_kv.empty() ? KvSettings{.format = "bf16"} : baseline_kv[0];
+    out.push_back(reference(t, model_dir, b, t.baseline_label.empty() ? b.name() : t.baseline_label));
   }
   std::size_t k = 0;
   for (std::size_t i = 0; i < t.candidate_urls.size(); ++i, ++k) {
-    std::string label = k < t.candidate_labels.size() ? t.candidate_labels[k]
-                        : t.candidate_urls.size() == 1 ? "candidate"
-                                                       : "candidate-" + std::to_string(i + 1);
-    out.push_back(endpoint(t, t.candidate_urls[i], "--candidate", std::move(label), i < t.candidate_engine_logs.size() ? t.candidate_engine_logs[i] : ""));
+    const KvSettings* declared = i < endpoint_kv.size() ? &endpoint_kv[i] : nullptr;
+    std::string label = k < t.candidate_labels.size()           ? t.candidate_labels[k]
+                        : declared && !declared->label.empty() ? declared->label
+                        : t.candidate_urls.size() == 1          ? "candidate"
+                                                                : "candidate-" + std::to_string(i + 1);
+    out.push_back(endpoint(t, t.candidate_urls[i], "--candidate", std::move(label),
+                           i < t.candidate_engine_logs.size() ? t.candidate_engine_logs[i] : "", declared));
   }
-  for (const std::string& f : candidate_kv) {
-    out.push_back(reference(t, model_dir, f, k < t.candidate_labels.size() ? t.candidate_labels[k] : f));
+  for (const KvSettings& f : candidate_kv) {
+    out.push_back(reference(t, model_dir, f, k < t.candidate_labels.size() ? t.candidate_labels[k] : f.name()));
     ++k;
   }
   std::set<std::string> seen;
@@ -141,9 +174,51 @@ std::vector<Configuration> make_configurations(const Targets& t) {
     check_label(c.label, c.backend.kind == "openai" ? "--candidate-label" : "--candidate-kv");
     if (!seen.insert(c.label).second)
       throw Error("gate: two configurations are labelled \"" + c.label +
-                  "\": give each its own with --baseline-label / --candidate-label (or drop the repeated KV format)");
+                  "\": give each its own with --baseline-label / --candidate-label or label=NAME (or drop the repeated KV format)");
   }
   return out;
+}
+
+void check_kv_settings(const std::vector<Configuration>& configs) {
+  for (const Configuration& c : configs) {
+    if (c.backend.kind != "reference") continue;
+    const decoder::ModelConfig m = decoder::load_model_config(c.backend.reference.model_dir);
+    const kernels::KvShape shape{.layers = m.num_layers, .kv_heads = m.num_kv_heads, .head_dim = m.head_dim};
+    try {
+      kernels::resolve_kv_format({.format = c.backend.reference.kv_format, .params = c.backend.reference.kv_params}, shape);
+      decoder::resolve_kernel_switches(c.backend.reference.kernel_switches);
+    } catch (const Error& e) {
+      throw Error(c.label + " (" + c.backend.reference.model_dir + ", " + std::to_string(m.num_layers) + " layers): " + e.what());
+    }
+  }
+}
+
+std::string kvgate_format_of(const std::string& engine_kv_dtype) {
+  std::string d;
+  for (char ch : engine_kv_dtype) d += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, std::string> aliases = {
+      {"auto", "bf16"},          {"bfloat16", "bf16"},      {"bf16", "bf16"},         {"float16", "fp16"},   {"f16", "fp16"},
+      {"fp16", "fp16"},          {"half", "fp16"},          {"float32", "fp32"},      {"f32", "fp32"},       {"fp32", "fp32"},
+      {"fp8", "fp8_e4m3"},       {"fp8_e4m3", "fp8_e4m3"},  {"float8_e4m3fn", "fp8_e4m3"}, {"fp8_e5m2", "fp8_e5m2"},
+      {"float8_e5m2", "fp8_e5m2"}, {"nvfp4", "nvfp4"},      {"fp4_e2m1", "nvfp4"},    {"q8_0", "q8_0"},      {"q4_0", "q4_0"}};
+  if (const auto it = aliases.find(d); it != aliases.end()) return it->second;
+  const auto& names = kernels::kv_format_names();
+  return std::find(names.begin(), names.end(), d) != names.end() ? d : "";
+}
+
+void check_declared_kv(const Configuration& c, const std::string& reported, const std::string& source) {
+  if (c.backend.kind != "openai" || c.kv_format.empty() || reported.empty()) return;
+  const std::string mapped = kvgate_format_of(reported);
+  if (mapped.empty()) {
+    log_info(c.label + ": the engine reports KV dtype \"" + reported + "\" (" + source + "), which kvgate cannot map; --kv says " +
+             c.kv_format + " (recorded, not checked)");
+    return;
+  }
+  // "auto" is the model's dtype: bf16 or fp16, whichever the checkpoint has.
+  const bool same = mapped == c.kv_format || (reported == "auto" && (c.kv_format == "bf16" || c.kv_format == "fp16"));
+  if (!same)
+    throw Error(c.label + ": declared KV format " + c.kv_format + " but the engine reports " + reported + " (" + source +
+                "): fix --baseline-kv / --candidate-kv, or restart the server with the format you mean to test");
 }
 
 std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/gate/candidate_kv.h"
 #include "harness/runner/backend_factory.h"
 
 namespace kvgate::gate {
@@ -14,7 +15,8 @@ namespace kvgate::gate {
 struct Configuration {
   std::string label{};         // DIR/runs/<label>/ and the name in reports
   runner::BackendOptions backend{};  // kind "openai" or "reference"
-  std::string kv_format{};     // the decoder's format (reference); "" for an endpoint (its engine says)
+  std::string kv_format{};     // the decoder's format (reference); an endpoint's declared one, "" when not declared
+  KvSettings kv{};             // the format and its settings (scales, skipped layers, kernel switches)
   std::string engine_log{};    // the server's startup log, parsed into run.json (docs/engine-log.md)
 };
 
@@ -25,8 +27,11 @@ struct Targets {
   std::string model{};          // model name sent to the endpoints
   std::string api = "chat";     // chat | completions (endpoints)
   std::string model_dir{};      // reference decoder checkpoint ("" -> the demo model)
-  std::string baseline_kv{};    // "" -> bf16 when the baseline is the reference decoder
-  std::vector<std::string> candidate_kv{};
+  // FORMAT[,KEY=VALUE...] (candidate_kv.h). The reference decoder: "" -> bf16 for the baseline; an
+  // endpoint (--baseline URL, --candidate URL): the format its server runs, declared for the reports
+  // and the pinning check and checked against what the engine reports.
+  std::string baseline_kv{};
+  std::vector<std::string> candidate_kv{};  // each value may hold several formats; with --candidate URLs one per URL
   std::string device{};         // cuda | cpu | "" (cuda when a GPU is present; resolved and recorded)
   int threads = 1;              // reference decoder on CPU: threads per sequence
   int max_batch = 32;           // reference decoder: sequences decoded at once
@@ -43,7 +48,9 @@ struct Targets {
 };
 
 // [0] is the baseline. Errors name the flag and the fix: an endpoint without --model, no candidate,
-// a label used twice or unfit for a directory name, engine logs without their configuration.
+// a label used twice or unfit for a directory name, engine logs without their configuration, a KV
+// setting that is unknown or unreadable (candidate_kv.h), a declared endpoint format per URL missing.
+// Labels of the reference decoder's candidates say their settings (fp8_e4m3+calibrated).
 std::vector<Configuration> make_configurations(const Targets& t);
 
 // models/demo/ of the kvgate checkout: beside the working directory, or beside the executable
@@ -52,6 +59,19 @@ std::string find_demo_model();
 
 // The smallest maximum context among the configurations: the server's /v1/models max_model_len,
 // the checkpoint's max_position_embeddings. 0 when none tells. `source` says where it came from.
+// The model's shape: every reference configuration's format and settings resolved against it
+// (skipped layers in range, a scales file of the right layer and head count), before any run.
+void check_kv_settings(const std::vector<Configuration>& configs);
+
+// An endpoint with a declared KV format against what its engine says (the /v1/models probe's
+// kv_cache_dtype, the startup log's): Error naming both when they differ. Formats the engine names
+// its own way are mapped first (vLLM "fp8" is fp8_e4m3, "auto"/"bfloat16" bf16, llama.cpp "f16").
+// `reported` is what the engine said; "" skips the check.
+void check_declared_kv(const Configuration& config, const std::string& reported, const std::string& source);
+
+// A served format name in kvgate's words, "" when it has none.
+std::string kvgate_format_of(const std::string& engine_kv_dtype);
+
 std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source);
 
 }  // namespace kvgate::gate

@@ -36,10 +36,12 @@ std::size_t flat_trials(const TaskSpec& t, const GateOptions& o) {
 }
 
 std::string describe_target(const Configuration& c) {
-  if (c.backend.kind == "reference") return "reference decoder " + c.backend.reference.model_dir + " kv " + c.kv_format;
+  if (c.backend.kind == "reference")
+    return "reference decoder " + c.backend.reference.model_dir + " kv " + c.kv_format +
+           (c.kv.plain() ? "" : " " + c.kv.record().dump(-1, ' ', false, json::error_handler_t::replace));
   std::string urls;
   for (const std::string& u : c.backend.http.endpoints) urls += (urls.empty() ? "" : " ") + u;
-  return urls + " model " + c.backend.http.model;
+  return urls + " model " + c.backend.http.model + (c.kv_format.empty() ? "" : " kv " + c.kv_format + " (declared)");
 }
 
 std::size_t share(std::size_t n, int index, int count) {

@@ -10,6 +10,8 @@
 #include "harness/gate/join_runs.h"
 #include "harness/gate/plan.h"
 #include "harness/gate/trial_gen.h"
+#include "harness/provenance/engine_log.h"
+#include "harness/runner/http_backend.h"
 #include "harness/runner/run_session.h"
 
 namespace kvgate::gate {
@@ -59,6 +61,26 @@ std::unique_ptr<TokenCounter> open_counter(const GateOptions& o, const std::vect
   return make_estimating_token_counter();
 }
 
+// An endpoint's declared KV format against what its engine says about itself: the probe's
+// kv_cache_dtype (/v1/models, /server_info, /props) and its startup log's, before any trial runs.
+void check_declared_formats(const std::vector<Configuration>& configs) {
+  for (const Configuration& c : configs) {
+    if (c.backend.kind != "openai" || c.kv_format.empty()) continue;
+    if (!c.engine_log.empty()) {
+      const json log = provenance::parse_engine_log(c.engine_log);
+      const json facts = log.value("facts", json::object());
+      for (const char* k : {"kv_cache_dtype", "type_k"})
+        if (facts.contains(k) && facts[k].is_string()) check_declared_kv(c, facts[k].get<std::string>(), "engine log " + c.engine_log + " " + k);
+    }
+    runner::HttpBackend backend(c.backend.http);
+    const json d = backend.describe();
+    const json summary = d.contains("engine") && d["engine"].is_object() ? d["engine"].value("summary", json::object()) : json::object();
+    for (const char* k : {"kv_cache_dtype", "type_k"})
+      if (summary.contains(k) && summary[k].is_string())
+        check_declared_kv(c, summary[k].get<std::string>(), c.backend.http.endpoints.front() + " " + k);
+  }
+}
+
 }  // namespace
 
 compare::CompareOptions compare_options(const Suite& suite) {
@@ -76,6 +98,8 @@ GateResult run_gate(const GateOptions& o) {
   if (o.suite.history && o.history_db.empty() && !o.shard.active())
     throw Error("--suite " + o.suite.name + ": this suite keeps a history: pass --history FILE (e.g. --history nightly/history.jsonl)");
   for (const Configuration& c : o.configs) check_engine_log(c);
+  check_kv_settings(o.configs);
+  check_declared_formats(o.configs);
   make_directories(o.out_dir);
   GateResult result;
   result.shard = o.shard;

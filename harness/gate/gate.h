@@ -15,6 +15,7 @@
 #include "harness/gate/configurations.h"
 #include "harness/gate/suite.h"
 #include "harness/runner/work_plan.h"
+#include "reports/report_section.h"
 
 namespace kvgate::gate {
 
@@ -34,6 +35,7 @@ struct GateOptions {
   std::string progress = "auto";  // per run, as `kvgate run --progress`
   int gen_threads = 0;
   runner::Shard shard{};  // active: run this slice only, no comparison (DIR is a shard directory)
+  std::vector<reports::ReportSection> report_sections{};  // added to the HTML and Markdown reports (the ladder)
 };
 
 struct GateReport {

@@ -80,7 +80,9 @@ json configuration_record(const Configuration& c) {
   } else {
     j["model"] = c.backend.http.model;
     j["endpoints"] = c.backend.http.endpoints;
+    j["kv_format"] = c.kv_format.empty() ? json(nullptr) : json(c.kv_format);
   }
+  if (!c.kv.format.empty()) j["kv"] = c.kv.record();
   return j;
 }
 
@@ -94,8 +96,22 @@ Configuration configuration_from_record(const json& r, const std::string& where)
     c.backend.reference.kv_format = c.kv_format;
     c.backend.reference.device = f.str("device");
   } else {
+    if (r.contains("kv_format") && r["kv_format"].is_string()) c.kv_format = r["kv_format"].get<std::string>();
     c.backend.http.model = f.str("model");
     for (const json& e : f.array("endpoints")) c.backend.http.endpoints.push_back(e.get<std::string>());
+  }
+  // The settings as recorded (a merged gate runs nothing: they name the configuration in its reports).
+  if (r.contains("kv") && r["kv"].is_object()) {
+    const json& k = r["kv"];
+    c.kv.format = k.value("format", c.kv_format);
+    if (k.contains("scales") && k["scales"].is_string()) c.kv.scales = k["scales"].get<std::string>();
+    if (k.contains("skip_layers") && k["skip_layers"].is_array()) c.kv.skip_layers = k["skip_layers"].get<std::vector<int>>();
+    c.kv.params = k.value("params", json::object());
+    c.kv.kernel_switches = k.value("kernel_switches", json::object());
+    if (c.backend.kind == "reference") {
+      c.backend.reference.kv_params = c.kv.kv_params();
+      c.backend.reference.kernel_switches = c.kv.kernel_switches;
+    }
   }
   return c;
 }

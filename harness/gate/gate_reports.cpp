@@ -39,8 +39,9 @@ std::string command_line(const GateOptions& o) {
   for (std::size_t i = 0; i < o.configs.size(); ++i) {
     const Configuration& c = o.configs[i];
     s += " [" + std::string(i == 0 ? "baseline " : "candidate ") + c.label + ": " +
-         (c.backend.kind == "reference" ? "reference " + c.backend.reference.model_dir + " " + c.kv_format
-                                        : c.backend.http.endpoints.front() + " " + c.backend.http.model) +
+         (c.backend.kind == "reference" ? "reference " + c.backend.reference.model_dir + " " + c.kv.name()
+                                        : c.backend.http.endpoints.front() + " " + c.backend.http.model +
+                                              (c.kv_format.empty() ? "" : " KV " + c.kv_format)) +
          "]";
   }
   return s;
@@ -82,7 +83,9 @@ json gate_record(const GateResult& r, const GateOptions& o) {
       j["device"] = c.backend.reference.device.empty() ? json(nullptr) : json(c.backend.reference.device);
     } else {
       j["model"] = c.backend.http.model;
+      j["kv_format"] = c.kv_format.empty() ? json(nullptr) : json(c.kv_format);  // declared
     }
+    if (!c.kv.format.empty()) j["kv"] = c.kv.record();  // every setting: scales (and sha256), skipped layers, switches
     configs.push_back(j);
   }
   json tasks = json::array();
@@ -107,7 +110,7 @@ json gate_record(const GateResult& r, const GateOptions& o) {
 void write_gate_reports(GateResult& r, const GateOptions& o) {
   const reports::ReportFiles files = reports::ReportFiles::in_directory(o.out_dir);
   const reports::TrialTexts texts = trial_texts(r);
-  const reports::ReportContext ctx{.command = command_line(o), .trials = &texts};
+  const reports::ReportContext ctx{.command = command_line(o), .trials = &texts, .sections = o.report_sections};
   r.reports = {{.format = "json", .path = files.json},
                {.format = "html", .path = files.html},
                {.format = "markdown", .path = files.markdown},
