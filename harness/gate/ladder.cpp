@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "harness/compare/gate.h"
+#include "harness/compare/verdict.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/core/jsonl.h"
