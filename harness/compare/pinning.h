@@ -27,6 +27,7 @@ struct Pinning {
   std::vector<PinnedFact> one_sided{};    // recorded in one run only: cannot be checked
   std::vector<std::string> unrecorded{};  // labels of facts neither run recorded (no engine log, ...)
   std::vector<std::string> warnings{};    // different attention backends: the seeds' Hopper FP8 bug
+  std::vector<std::string> compared{};    // labels of the facts both runs recorded (what "pinned" rests on)
   bool pinned() const { return differences.empty(); }
 };
 

@@ -52,6 +52,8 @@ std::string find_demo_model();
 
 // The smallest maximum context among the configurations: the server's /v1/models max_model_len,
 // the checkpoint's max_position_embeddings. 0 when none tells. `source` says where it came from.
-std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source);
+// `engine` (optional) receives the limiting endpoint's engine summary (runner::context_advice).
+std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source,
+                                  nlohmann::json* engine = nullptr);
 
 }  // namespace kvgate::gate
