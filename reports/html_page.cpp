@@ -54,6 +54,7 @@ tr.flagged td { background: #fef2f2; }
 td.differs { background: #fffbeb; font-weight: 600; }
 td.suspect { background: #fee2e2; font-weight: 600; }
 td.better { color: var(--pass); font-weight: 600; }
+td.worse { color: var(--fail); font-weight: 600; }
 .kpis { display: flex; flex-wrap: wrap; gap: 10px 28px; margin: 10px 0; }
 .kpi .value { font-size: 20px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .kpi .label { font-size: 12px; color: var(--muted); }

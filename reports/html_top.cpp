@@ -31,9 +31,10 @@ void tradeoff_block(Markup& m, const compare::Comparison& c, const ReportContext
       const Gain* g = &gain;
       m.open("tr");
       cell(m, t.label);
-      cell(m, "gains: " + g->what);
-      cell(m, "\u00d7" + fixed(g->factor, 2), true, g->factor > 1 ? "better" : "");
-      cell(m, g->lo && g->hi ? "[" + fixed(*g->lo, 2) + ", " + fixed(*g->hi, 2) + "]" : "\u2013", true);
+      cell(m, (is_loss(*g) ? "loses: " : "gains: ") + g->what);
+      cell(m, gain_factor_text(*g), true, g->factor > 1 ? "better" : is_loss(*g) ? "worse" : "");
+      const std::string interval = gain_interval_text(*g);
+      cell(m, interval.empty() ? "\u2013" : interval, true);
       cell(m, g->detail.empty() ? "\u2013" : g->detail);
       m.close();
     }

@@ -103,7 +103,8 @@ std::string render_junit(const Comparison& c, const ReportContext& ctx) {
     for (const std::string& d : pinning) m.empty("property", {{"name", "pinning_difference"}, {"value", d}});
     for (const CandidateTradeoff& t : trade)
       if (t.run == p->candidate)
-        for (const Gain& g : t.gains) m.empty("property", {{"name", "gain: " + g.what}, {"value", gain_text(g)}});
+        for (const Gain& g : t.gains)
+          m.empty("property", {{"name", (is_loss(g) ? "loss: " : "gain: ") + g.what}, {"value", gain_text(g)}});
     m.close().newline();
     for (const Case& k : cases) {
       m.open("testcase", {{"classname", "kvgate." + cand}, {"name", k.name}, {"time", "0"}});

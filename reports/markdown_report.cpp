@@ -71,15 +71,22 @@ std::string render_markdown(const Comparison& c, const ReportContext& ctx) {
   const std::vector<CandidateTradeoff> trade = tradeoffs(c, ctx);
   if (!trade.empty()) out << "\n";
   for (const CandidateTradeoff& t : trade) {
+    // A slowdown is listed with what the candidate loses, in words ("3.33× slower").
+    const auto gain_item = [&](const Gain& g) {
+      return md(g.what) + " " + gain_text(g) + (g.detail.empty() ? "" : " (" + md(g.detail) + ")");
+    };
     out << "- **" << md(t.label) << "** gains";
-    for (std::size_t k = 0; k < t.gains.size(); ++k)
-      out << (k ? "," : "") << " " << md(t.gains[k].what) << " " << gain_text(t.gains[k])
-          << (t.gains[k].detail.empty() ? "" : " (" + md(t.gains[k].detail) + ")");
-    if (t.gains.empty()) out << " nothing measured";
+    std::size_t shown = 0;
+    for (const Gain& g : t.gains)
+      if (!is_loss(g)) out << (shown++ ? "," : "") << " " << gain_item(g);
+    if (shown == 0) out << (t.gains.empty() ? " nothing measured" : " nothing");
     out << "; loses";
+    shown = 0;
+    for (const Gain& g : t.gains)
+      if (is_loss(g)) out << (shown++ ? "," : "") << " " << gain_item(g);
     for (std::size_t k = 0; k < t.tasks.size(); ++k) {
       const TaskComparison& task = *t.tasks[k];
-      out << (k ? "," : "") << " " << md(task.task) << " "
+      out << (shown++ ? "," : "") << " " << md(task.task) << " "
           << (task.reference_metric > 0 ? "\u00d7" + fixed(task.ratio_estimate, 3) + " (lower " + bounds(task, false) + ")" : "\u2013");
     }
     out << "\n";

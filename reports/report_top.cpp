@@ -78,10 +78,26 @@ std::vector<CandidateTradeoff> tradeoffs(const compare::Comparison& c, const Rep
   return out;
 }
 
+bool is_loss(const Gain& g) { return g.factor > 0 && g.factor < 0.995; }
+
+std::string gain_factor_text(const Gain& g) {
+  if (!is_loss(g)) return "\u00d7" + fixed(g.factor, 2);
+  const bool speed = g.what.find("latency") != std::string::npos || g.what.find("time") != std::string::npos ||
+                     g.what.find("tokens/s") != std::string::npos;
+  const bool capacity = g.what.find("capacity") != std::string::npos;
+  return compare::change_words(g.factor, speed ? "slower" : capacity ? "less" : "worse");
+}
+
+std::string gain_interval_text(const Gain& g) {
+  if (!g.lo || !g.hi) return "";
+  if (!is_loss(g)) return "[" + fixed(*g.lo, 2) + ", " + fixed(*g.hi, 2) + "]";
+  if (!(*g.lo > 0)) return "";
+  return "[" + fixed(1.0 / *g.hi, 2) + ", " + fixed(1.0 / *g.lo, 2) + "]";  // how many times worse
+}
+
 std::string gain_text(const Gain& g) {
-  std::string s = "\u00d7" + fixed(g.factor, 2);
-  if (g.lo && g.hi) s += " [" + fixed(*g.lo, 2) + ", " + fixed(*g.hi, 2) + "]";
-  return s;
+  const std::string interval = gain_interval_text(g);
+  return gain_factor_text(g) + (interval.empty() ? "" : " " + interval);
 }
 
 }  // namespace kvgate::reports

@@ -39,7 +39,13 @@ std::vector<Gain> measured_gains(const compare::Comparison& c, const compare::Pa
 // ctx.gains, no latencies, no KV capacity): the reports then show the accuracy side alone.
 std::vector<CandidateTradeoff> tradeoffs(const compare::Comparison& c, const ReportContext& ctx);
 
-// "×1.94", "×1.12 [1.08, 1.15]": a gain's factor and, when measured, its interval.
+// A factor below 1 is a loss (a slowdown, less capacity): listed with what the candidate loses.
+bool is_loss(const Gain& g);
+
+// "×1.94", "×1.12 [1.08, 1.15]": a gain's factor and, when measured, its interval; a loss in
+// words with its interval turned the same way: "3.33× slower [3.13, 3.57]", never "×0.30".
 std::string gain_text(const Gain& g);
+std::string gain_factor_text(const Gain& g);    // "×1.94", "3.33× slower"
+std::string gain_interval_text(const Gain& g);  // "[1.08, 1.15]", "[3.13, 3.57]", "" when none
 
 }  // namespace kvgate::reports

@@ -1,6 +1,7 @@
-// harness/provenance: engine startup logs of vLLM (V1 and V0), SGLang and TensorRT-LLM read into
-// facts (excerpts in tests/fixtures/engine-logs, written from the engines' line formats), unknown
-// lines ignored, a log with nothing known warns, secrets never copied, docs list every field.
+// harness/provenance: engine startup logs of vLLM (V1 and V0), SGLang, TensorRT-LLM and llama-server
+// read into facts (excerpts in tests/fixtures/engine-logs, written from the engines' line formats;
+// logs the engines really printed in tests/data/engine-logs), unknown lines ignored, a log with
+// nothing known warns, secrets never copied, docs list every field.
 #include <set>
 #include <string>
 
@@ -157,4 +158,138 @@ TEST_CASE("Cut-off bytes in a log never reach a fact: every writer can dump the 
   REQUIRE(log["facts"].contains("version"));
   CHECK(log["facts"]["version"] == "0.19");  // invalid UTF-8 matches no pattern item (PCRE2 in UTF mode)
   CHECK_NOTHROW(log.dump());  // the strict default handler would throw on invalid UTF-8
+}
+
+// Real llama-server logs (tests/data/engine-logs/, sources in tests/data/README.md).
+namespace {
+json real(const std::string& name) { return provenance::parse_engine_log("tests/data/engine-logs/" + name); }
+}  // namespace
+
+TEST_CASE("llama-server default log (build 6934): build as /props build_info spells it, slots, model, address, GPU") {
+  const json log = real("llamacpp-b6934-cuda-np4.log");
+  const json& f = log["facts"];
+  CHECK(log["engine"] == "llama.cpp");  // the name the endpoint probe gives it: pinning compares the two
+  CHECK(f["version"] == "b6934-72545ce2b");
+  CHECK(f["slots"] == 4);
+  CHECK(f["kv_unified"] == "true");
+  CHECK(f["model"] == "Qwen3VL-32B-Instruct-Q4_K_M.gguf");
+  CHECK(f["listen_address"] == "127.0.0.1:8080");
+  CHECK(f["gpu"] == "NVIDIA GeForce RTX 4060 Ti");
+  CHECK_FALSE(f.contains("type_k"));  // the KV lines come at a verbose level only
+  CHECK(log["warnings"].empty());
+}
+
+TEST_CASE("llama.cpp verbose context and KV lines: K and V types, flash attention, cells, per-sequence context") {
+  const json log = real("llamacpp-lmstudio-q8_0-verbose.log");
+  const json& f = log["facts"];
+  CHECK(log["engine"] == "llama.cpp");
+  CHECK(f["type_k"] == "q8_0");
+  CHECK(f["type_v"] == "q8_0");
+  CHECK(f["flash_attn"] == "enabled");
+  CHECK(f["kv_cache_tokens"] == 16384);
+  CHECK(f["kv_cache_mib"].get<double>() == kvtest::Approx(1224.0));
+  CHECK(f["n_ctx"] == 16384);
+  CHECK(f["n_ctx_per_seq"] == 16384);
+  CHECK(f["max_model_len"] == 16384);
+  CHECK(f["slots"] == 1);
+  CHECK(f["kv_unified"] == "false");
+  CHECK(provenance::facts_line(log) ==
+        "llama.cpp, KV K q8_0 V q8_0, flash attention enabled, context 16,384 tokens per sequence (1 slot), KV cache 16,384 "
+        "tokens");
+}
+
+TEST_CASE("llama.cpp older formats: KV self size, kv_cache_init types, --version; a draft model's lines are not the model") {
+  const json draft = real("llamacpp-b44xx-q8_0-draft.log");
+  CHECK(draft["engine"] == "llama.cpp");
+  CHECK(draft["facts"]["type_k"] == "q8_0");
+  CHECK(draft["facts"]["type_v"] == "q8_0");
+  CHECK(draft["facts"]["kv_cache_tokens"] == 32768);
+  CHECK(draft["facts"]["kv_cache_mib"].get<double>() == kvtest::Approx(4352.0));
+  CHECK_FALSE(draft["facts"].contains("model"));  // "loading draft model" is the draft's
+  const json old = real("llamacpp-b4202-verbose-q8_0.log");
+  CHECK(old["facts"]["version"] == "b4202-9f912511");
+  CHECK(old["facts"]["gpu"] == "NVIDIA GeForce RTX 4090");
+  CHECK(old["notes"].empty());  // "version:" and "build:" agree
+  const json lv5 = real("llamacpp-b9421-lv5.log");  // timestamps and level letters before the message
+  CHECK(lv5["facts"]["version"] == "b9421-ed7be1568");
+}
+
+TEST_CASE("llama.cpp: flash attention `auto` resolved later wins; 1/0 normalized") {
+  const json log = provenance::parse_engine_log_text(
+      "llama_context: flash_attn    = auto\nllama_context: Flash Attention was auto, set to enabled\n", "fa.log");
+  CHECK(log["facts"]["flash_attn"] == "enabled");
+  const json old = provenance::parse_engine_log_text("llama_new_context_with_model: flash_attn = 0\n", "fa0.log");
+  CHECK(old["facts"]["flash_attn"] == "disabled");
+  // The ready line: as tools/server/tests/README.md shows it, and as newer builds print it (SRV_INF).
+  const json ready = provenance::parse_engine_log_text("main: server is listening on http://127.0.0.1:8080 - starting the main loop\n",
+                                                       "ready.log");
+  CHECK(ready["engine"] == "llama.cpp");
+  CHECK(ready["facts"]["listen_address"] == "http://127.0.0.1:8080");
+  const json srv = provenance::parse_engine_log_text("srv          main: listening on http://127.0.0.1:8081\n", "srv.log");
+  CHECK(srv["facts"]["listen_address"] == "http://127.0.0.1:8081");
+}
+
+TEST_CASE("Real vLLM V1 logs: 0.10.2 FlashInfer BF16, 0.11.0 FP8 config, 0.14.1 auto, the 0.16+ banner and arguments") {
+  const json bf16 = real("vllm-0.10.2-flashinfer-bf16-a100.log");
+  CHECK(bf16["engine"] == "vllm");
+  CHECK(bf16["facts"]["attention_backend"] == "FLASHINFER");
+  CHECK(bf16["facts"]["kv_cache_tokens"] == 652144);
+  CHECK(bf16["facts"]["max_concurrency"].get<double>() == kvtest::Approx(159.21));
+  CHECK(bf16["facts"]["max_concurrency_tokens_per_request"] == 4096);
+  CHECK_FALSE(bf16["facts"].contains("kv_cache_dtype"));  // BF16 by default: the log does not say it
+
+  const json fp8 = real("vllm-0.11.0-fp8-h100.log");  // the config line as pasted: wrapped, cut
+  CHECK(fp8["facts"]["version"] == "0.11.0");
+  CHECK(fp8["facts"]["model"] == "meta-llama/Llama-3.1-8B-Instruct");
+  CHECK(fp8["facts"]["kv_cache_dtype"] == "fp8");
+  CHECK(fp8["facts"]["max_model_len"] == 131072);
+  CHECK(fp8["facts"]["tensor_parallel"] == 1);
+  CHECK(fp8["facts"]["revision"].is_null());
+
+  const json autodt = real("vllm-0.14.1-auto.log");
+  CHECK(autodt["facts"]["version"] == "0.14.1");
+  CHECK(autodt["facts"]["kv_cache_dtype"] == "auto");
+
+  const json bf16kv = real("vllm-0.14.1-bf16-kv.log");
+  CHECK(bf16kv["facts"]["version"] == "0.14.1");
+  CHECK(bf16kv["facts"]["kv_cache_dtype"] == "bfloat16");  // from the arguments line
+  CHECK(bf16kv["facts"]["max_model_len"] == 131072);        // "Using max model len"
+
+  // 0.16 prints a banner instead of "vLLM API server version".
+  const json v16 = real("vllm-0.16.0-fp8-v100.log");
+  CHECK(v16["engine"] == "vllm");
+  CHECK(v16["facts"]["version"] == "0.16.0");
+  CHECK(v16["facts"]["model"] == "unsloth/Meta-Llama-3.1-8B-Instruct");
+  CHECK(v16["facts"]["kv_cache_dtype"] == "fp8");
+  CHECK(v16["facts"]["max_model_len"] == 4096);
+  const json v26 = real("vllm-0.26.0-fp8-qwen3.log");
+  CHECK(v26["facts"]["version"] == "0.26.0");
+  CHECK(v26["facts"]["model"] == "Qwen/Qwen3-8B");
+  CHECK(v26["facts"]["kv_cache_dtype"] == "fp8");
+  CHECK(v26["facts"]["max_model_len"] == 40960);
+  for (const json* log : {&bf16, &fp8, &autodt, &bf16kv, &v16, &v26}) CHECK((*log)["warnings"].empty());
+}
+
+TEST_CASE("Real SGLang lines: the final capacity line and the KV allocation line") {
+  const json cap = real("sglang-final-capacity-2026.log");
+  CHECK(cap["engine"] == "sglang");
+  CHECK(cap["facts"]["kv_cache_tokens"] == 2086558);
+  CHECK(cap["facts"]["max_concurrency"] == 33);
+  CHECK(cap["facts"]["max_model_len"] == 256000);
+  const json alloc = real("sglang-kv-allocated-tp4.log");
+  CHECK(alloc["engine"] == "sglang");
+  CHECK(alloc["facts"]["kv_cache_tokens"] == 367404);
+  CHECK_FALSE(alloc["facts"].contains("kv_cache_dtype_allocated"));  // older lines name no dtype
+}
+
+TEST_CASE("Real TensorRT-LLM lines: 1.2 KV dtype validation, PyTorch-backend allocation, 0.19 version, 0.8 token count") {
+  const json auto_kv = real("trtllm-1.2.0rc1-kv-auto.log");
+  CHECK(auto_kv["engine"] == "tensorrt_llm");
+  CHECK(auto_kv["facts"]["kv_cache_dtype"] == "auto");
+  CHECK(auto_kv["facts"]["kv_scales"] == "checkpoint");
+  const json alloc = real("trtllm-pytorch-kv-allocation.log");
+  CHECK(alloc["facts"]["kv_cache_tokens"] == 3731744);
+  CHECK(alloc["facts"]["kv_cache_gib"].get<double>() == kvtest::Approx(78.30));
+  CHECK(real("trtllm-0.19.0-version.log")["facts"]["version"] == "0.19.0");
+  CHECK(real("trtllm-0.8-tokens-in-paged-kv.log")["facts"]["kv_cache_tokens"] == 132608);  // no "total" before 0.9
 }

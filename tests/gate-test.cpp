@@ -12,6 +12,7 @@
 #include "harness/core/error.h"
 #include "harness/core/jsonl.h"
 #include "harness/core/run_dir.h"
+#include "harness/core/sha256.h"
 #include "harness/gate/gate.h"
 #include "tests/local_server.h"
 #include "tests/test_util.h"
@@ -121,6 +122,13 @@ TEST_CASE("gate: a perfect baseline against a broken candidate FAILs, with every
   CHECK(joined.results.records.size() == 24);
   CHECK(joined.manifest.label == "candidate");
   CHECK(joined.manifest.extra["gate_tasks"].contains("multicode"));
+  // The joined run pins its task files: the sha256 of "<task> <sha256>" per task, the same for every configuration.
+  const kvgate::RunDir niah_run = kvgate::load_run_dir(out + "/runs/candidate/niah");
+  const kvgate::RunDir multicode_run = kvgate::load_run_dir(out + "/runs/candidate/multicode");
+  REQUIRE(niah_run.manifest.tasks_sha256.size() == 64);
+  CHECK(joined.manifest.tasks_sha256 ==
+        kvgate::sha256_hex("niah " + niah_run.manifest.tasks_sha256 + "\nmulticode " + multicode_run.manifest.tasks_sha256 + "\n"));
+  CHECK(kvgate::load_run_dir(out + "/runs/baseline").manifest.tasks_sha256 == joined.manifest.tasks_sha256);
 
   // The JSON holds the verdict, the gate's record, and every task FAILs for the broken reader.
   const json j = json::parse(kvgate::read_file(out + "/compare.json"));
@@ -220,6 +228,41 @@ TEST_CASE("gate: buckets go up to the servers' smallest max_model_len", "[gate][
   ReaderServer c(Reader::perfect), d(Reader::perfect);
   CHECK_THROWS_WITH(g::run_gate(options(small_suite(2, true, "{from: 1024}"), dir2.file("i"), c.base(), {d.base()})),
                     contains("--max-context"));
+}
+
+// llama-server's metadata only: /props (per-slot n_ctx 4096, 4 slots), /v1/models listing its file name.
+struct LlamaPropsServer : kvtest::LocalServer {
+  LlamaPropsServer() {
+    server.Get("/props", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(json{{"default_generation_settings", {{"n_ctx", 4096}}}, {"total_slots", 4}, {"build_info", "b7100-a1b2c3d4e"}}.dump(),
+                      "application/json");
+    });
+    server.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(json{{"object", "list"}, {"data", {{{"id", "demo.gguf"}, {"owned_by", "llamacpp"}, {"meta", {{"n_ctx", 4096}}}}}}}.dump(),
+                      "application/json");
+    });
+    start();
+    while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::string base() const { return url("/v1"); }
+};
+
+TEST_CASE("gate: llama-server's context is per slot, says where it came from and how to start the server for the suite", "[gate]") {
+  kvtest::TempDir dir;
+  ReaderServer a(Reader::perfect, 40000);
+  LlamaPropsServer llama;
+  try {
+    g::run_gate(options(small_suite(2, true, "[8192]"), dir.file("g"), a.base(), {llama.base()}));
+    FAIL("no error");
+  } catch (const kvgate::Error& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, contains("every bucket is beyond the model's context (4096 tokens: candidate at " + llama.base()));
+    CHECK_THAT(what, contains("4096 tokens per slot (llama.cpp /props default_generation_settings.n_ctx, total_slots 4: "
+                              "llama-server -c 16384 -np 4"));
+    // 8192 tokens and niah's 32 generated, rounded up to 1024s, per slot.
+    CHECK_THAT(what, contains("start llama-server with -c 36864 -np 4, or with fewer slots (-c 9216 -np 1)"));
+    CHECK_THAT(what, !contains("/v1/models max_model_len"));
+  }
 }
 
 TEST_CASE("gate: configurations are checked before any work", "[gate]") {

@@ -245,3 +245,66 @@ TEST_CASE("gains: without engine logs the capacity is an estimate from --model-c
   o.model_config = dir.file("missing.json");
   CHECK_THROWS_AS(compare_runs({dir.file("bf16"), dir.file("fp8")}, o), Error);
 }
+
+TEST_CASE("A slowdown is called a slowdown: '3.33× slower', never a gain of x0.30") {
+  CHECK(change_words(1.94, "slower") == "\u00d71.94");
+  CHECK(change_words(0.3, "slower") == "3.33\u00d7 slower");
+  CHECK(change_words(0.5, "less") == "2.00\u00d7 less");
+  CHECK(change_words(0.05, "slower") == "20.0\u00d7 slower");
+  PairedRatio e2e{.metric = "e2e_ms", .lower_is_better = true, .trials = 48, .results = 48, .ratio = 3.3, .interval = {3.1, 3.5}};
+  PairedRatio tps{.metric = "output_tokens_per_s", .lower_is_better = false, .trials = 48, .results = 48, .ratio = 0.3, .interval = {0.28, 0.32}};
+  CHECK(oriented(e2e) == Approx(1 / 3.3));
+  CHECK(oriented(tps) == Approx(0.3));
+  Comparison c;
+  PairComparison p;
+  p.gains.ratios = {e2e, tps};
+  p.gains.capacity = CapacityGain{.reference_tokens = 1000, .candidate_tokens = 500, .ratio = 0.5, .estimate = false, .source = "engine_log"};
+  const std::string summary = gain_summary(p);
+  CHECK(summary == "capacity 2.00\u00d7 less, E2E latency 3.30\u00d7 slower, output tokens/s 3.33\u00d7 slower");
+  const std::vector<std::string> lines = gain_lines(c, p);
+  REQUIRE(lines.size() == 3);
+  CHECK(has(lines[0], "KV capacity x0.50 (2.00\u00d7 less): 500 vs 1,000 tokens"));
+  CHECK(has(lines[1], "(3.30\u00d7 slower: 230% more time"));
+  CHECK(has(lines[2], "(3.33\u00d7 slower: 70% fewer tokens/s per request"));
+  const std::vector<GainRow> rows = gain_rows(c, p);
+  CHECK(rows[1].ratio == "3.30\u00d7 slower");
+  CHECK_FALSE(rows[1].good);
+}
+
+TEST_CASE("Pinning: the probed engine name stays (a log that matched nothing does not unset it); llama.cpp's flash attention; same KV types warn") {
+  RunManifest llama, reference;
+  llama.engine = {{"summary", {{"engine", "llama.cpp"}, {"version", "b7100-a1b2c3d4e"}}},
+                  {"log", {{"engine", nullptr}, {"facts", json::object()}}}};
+  reference.engine = {{"summary", {{"engine", "kvgate-reference"}}}};
+  Pinning p = check_pinning(llama, reference, "llama", "ref");
+  const PinnedFact* engine = find(p.differences, "engine");
+  REQUIRE(engine);
+  CHECK(describe(*engine) == "engine llama.cpp -> kvgate-reference");
+
+  RunManifest f16, q8;
+  f16.engine = {{"summary", {{"engine", "llama.cpp"}, {"version", "b7100-a1b2c3d4e"}}},
+                {"log", {{"engine", "llama.cpp"}, {"facts", {{"version", "b7100-a1b2c3d4e"}, {"type_k", "f16"}, {"type_v", "f16"}, {"flash_attn", "enabled"}}}}}};
+  q8 = f16;
+  q8.engine["log"]["facts"]["type_k"] = "q8_0";
+  q8.engine["log"]["facts"]["type_v"] = "q8_0";
+  p = check_pinning(f16, q8, "f16", "q8_0");
+  CHECK(p.pinned());  // the K/V types are the KV settings under test
+  CHECK(p.warnings.empty());
+  PairComparison pair;
+  pair.pinning = p;
+  CHECK(pinning_lines(Comparison{}, pair)[0] ==
+        "pinned: no difference other than the KV settings among the facts both runs recorded (engine, engine version, "
+        "flash attention (llama.cpp))");
+  pair.pinning = check_pinning(RunManifest{}, RunManifest{}, "a", "b");
+  CHECK(pinning_lines(Comparison{}, pair)[0] ==
+        "pinned: no difference other than the KV settings among the facts both runs recorded (none: nothing was checked)");
+  q8.engine["log"]["facts"]["flash_attn"] = "disabled";
+  q8.engine["log"]["facts"]["version"] = "b7200-0000000";
+  p = check_pinning(f16, q8, "f16", "q8_0");
+  REQUIRE(find(p.differences, "flash_attn"));
+  CHECK(describe(*find(p.differences, "flash_attn")) == "flash attention (llama.cpp) enabled -> disabled");
+  CHECK(find(p.differences, "engine_version"));  // the build
+  p = check_pinning(f16, f16, "f16", "f16-again");
+  REQUIRE(p.warnings.size() == 1);
+  CHECK(has(p.warnings[0], "same KV cache types (K f16, V f16)"));
+}

@@ -98,3 +98,17 @@ TEST_CASE("History: a row carries the gains and the pinning differences; the pag
   CHECK_THAT(text, contains("2026-11-29 | vllm 0.19.1 | \u00d72.00 | \u00d70.75 [0.75, 0.75] | \u00d70.49 [0.42, 0.57]"));
   CHECK_THAT(text, contains("attention backend FLASH_ATTN -> FLASHINFER; max tokens 1024 -> 2048"));
 }
+
+TEST_CASE("A slowdown is a loss in every report: '3.33× slower' under what the candidate loses, never 'gains ... ×0.30'", "[reports]") {
+  const Comparison c = pair("fp8");
+  ReportContext ctx{.generated_at = kWhen};
+  ctx.gains.push_back({.candidate = "fp8", .what = "end-to-end latency p50", .factor = 0.3, .lo = 0.28, .hi = 0.32, .detail = "ops dashboard"});
+  const std::string md = make_report_writer(ReportFormat::markdown)->render(c, ctx);
+  CHECK_THAT(md, contains("; loses end-to-end latency p50 3.33\u00d7 slower [3.12, 3.57] (ops dashboard)"));
+  CHECK_THAT(md, !contains("\u00d70.30"));
+  const std::string text = kvtest::visible_text(make_report_writer(ReportFormat::html)->render(c, ctx));
+  CHECK_THAT(text, contains("fp8 | loses: end-to-end latency p50 | 3.33\u00d7 slower | [3.12, 3.57] | ops dashboard"));
+  CHECK_THAT(text, !contains("gains: end-to-end latency p50"));
+  const std::string xml = make_report_writer(ReportFormat::junit)->render(c, ctx);
+  CHECK_THAT(xml, contains("<property name=\"loss: end-to-end latency p50\" value=\"3.33\u00d7 slower [3.12, 3.57]\"/>"));
+}

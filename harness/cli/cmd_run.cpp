@@ -187,7 +187,7 @@ void register_run(CLI::App& app, Commands& commands) {
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   sub->add_option("--progress", o->progress, "auto (a bar on a terminal, lines otherwise), bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
-  sub->add_option("--progress-interval", o->progress_interval_s, "Seconds between progress lines")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--progress-interval", o->progress_interval_s, "Least seconds between progress lines (one comes at the latest every 30 s, sooner after each 10% of the work; rate and ETA are the run's average)")->check(CLI::PositiveNumber)->capture_default_str();
   commands.add(sub, [o, sub] { return run(*o, *sub); });
 }
 

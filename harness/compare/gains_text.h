@@ -11,6 +11,14 @@ namespace kvgate::compare {
 // 950992 -> "950,992".
 std::string thousands(long long v);
 
+// A ratio turned so that above 1 is better for the candidate: capacity and tokens/s as they are,
+// latencies inverted (baseline / candidate).
+double oriented(const PairedRatio& r);
+
+// A factor oriented so that above 1 is better, in words: "×1.94" for a gain, "3.33× slower" (or
+// "2.00× less", with `worse_word`) for a loss: a slowdown is never printed as a gain below 1.
+std::string change_words(double factor, const std::string& worse_word);
+
 // "x0.77 [0.74, 0.80]" (the interval omitted when unbounded).
 std::string ratio_text(double ratio, const stats::Interval& interval);
 
@@ -33,7 +41,8 @@ struct GainRow {
 };
 std::vector<GainRow> gain_rows(const Comparison& c, const PairComparison& p);
 
-// Short form for one row of a table or a history: "capacity x1.96, ITL x0.77, TTFT x0.82".
+// Short form for one row of a table or a history: "capacity x1.96, ITL x0.77, TTFT x0.82"; a
+// slowdown in words: "E2E latency 3.33× slower".
 std::string gain_summary(const PairComparison& p);
 
 }  // namespace kvgate::compare

@@ -30,6 +30,10 @@ std::optional<json> first(std::initializer_list<std::optional<json>> sources) {
   return std::nullopt;
 }
 
+// A value that names something: a log that matched no engine records engine null, which says
+// nothing about the engine the endpoint probe named.
+std::optional<json> named(std::optional<json> v) { return v && v->is_string() ? v : std::nullopt; }
+
 struct Source {
   std::string field, label;
   std::optional<json> (*get)(const RunManifest&);
@@ -40,18 +44,22 @@ const std::vector<Source>& sources() {
       {"kvgate_version", "kvgate version", [](const RunManifest& m) { return text(m.kvgate_version); }},
       {"backend", "backend", [](const RunManifest& m) { return text(m.backend); }},
       {"engine", "engine",
-       [](const RunManifest& m) { return first({at(m.engine, {"log", "engine"}), at(m.engine, {"summary", "engine"})}); }},
+       [](const RunManifest& m) {
+         return first({named(at(m.engine, {"log", "engine"})), named(at(m.engine, {"summary", "engine"}))});
+       }},
       {"engine_version", "engine version",
        [](const RunManifest& m) {
          return first({at(m.engine, {"log", "facts", "version"}), at(m.engine, {"summary", "version"})});
        }},
       {"model", "model", [](const RunManifest& m) { return text(m.model); }},
-      {"model_loaded", "model the engine loaded", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "model"}); }},
+      {"model_loaded", "model the engine loaded",
+       [](const RunManifest& m) { return first({at(m.engine, {"log", "facts", "model"}), at(m.engine, {"summary", "model_loaded"})}); }},
       {"revision", "model revision", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "revision"}); }},
       {"attention_backend", "attention backend",
        [](const RunManifest& m) { return at(m.engine, {"log", "facts", "attention_backend"}); }},
       {"flash_attn_version", "FlashAttention version",
        [](const RunManifest& m) { return at(m.engine, {"log", "facts", "flash_attn_version"}); }},
+      {"flash_attn", "flash attention (llama.cpp)", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "flash_attn"}); }},
       {"tensor_parallel", "tensor parallel size",
        [](const RunManifest& m) { return at(m.engine, {"log", "facts", "tensor_parallel"}); }},
       {"gpu", "GPU", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "gpu"}); }},
@@ -119,6 +127,7 @@ Pinning check_pinning(const RunManifest& ref, const RunManifest& cand, const std
   const auto compare_one = [&](const std::string& field, const std::string& label, const std::optional<json>& a,
                                const std::optional<json>& b) {
     if (a && b) {
+      p.compared.push_back(label);
       if (*a != *b) p.differences.push_back({field, label, *a, *b});
     } else if (a || b) {
       p.one_sided.push_back({field, label, a, b});
@@ -148,6 +157,17 @@ Pinning check_pinning(const RunManifest& ref, const RunManifest& cand, const std
   kv_fact("kv.skip_layers", "layers kept in bf16", [](const RunManifest& m) { return non_empty(at(m.kv, {"skip_layers"})); });
   kv_fact("kv.kernel_switches", "kernel switches", [](const RunManifest& m) { return non_empty(at(m.kv, {"kernel_switches"})); });
   if (!kv_format(ref) && !kv_format(cand)) p.unrecorded.push_back("KV format");
+
+  // llama.cpp's K and V cache types are the KV settings under test: they should differ. The same
+  // types on both sides mean the two servers were started alike, and the comparison measures noise.
+  const auto kv_types = [](const RunManifest& m) -> std::optional<std::string> {
+    const auto k = at(m.engine, {"log", "facts", "type_k"}), v = at(m.engine, {"log", "facts", "type_v"});
+    if (!k || !v || !k->is_string() || !v->is_string()) return std::nullopt;
+    return "K " + k->get<std::string>() + ", V " + v->get<std::string>();
+  };
+  if (const auto a = kv_types(ref), b = kv_types(cand); a && b && *a == *b)
+    p.warnings.push_back("both engine logs report the same KV cache types (" + *a + "): " + ref_label + " and " + cand_label +
+                         " do not differ in their KV settings; start the candidate's llama-server with its own -ctk/-ctv");
 
   for (const PinnedFact& d : p.differences) {
     if (d.field != "attention_backend") continue;

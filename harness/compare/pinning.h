@@ -30,6 +30,7 @@ struct Pinning {
   // The KV settings of both runs (format, scales, skipped layers, kernel switches): what the
   // comparison changes, shown beside the check and never counted as a difference.
   std::vector<PinnedFact> kv_settings{};
+  std::vector<std::string> compared{};    // labels of the facts both runs recorded (what "pinned" rests on)
   bool pinned() const { return differences.empty(); }
 };
 

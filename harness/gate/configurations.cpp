@@ -11,6 +11,7 @@
 #include "harness/decoder/device.h"
 #include "harness/decoder/kernel_switches.h"
 #include "harness/decoder/model_config.h"
+#include "harness/runner/engine_metadata.h"
 #include "harness/runner/http_backend.h"
 #include "harness/runner/run_session.h"
 #include "kernels/kv_format.h"
@@ -221,13 +222,14 @@ void check_declared_kv(const Configuration& c, const std::string& reported, cons
                 "): fix --baseline-kv / --candidate-kv, or restart the server with the format you mean to test");
 }
 
-std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source) {
+std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source, nlohmann::json* engine) {
   std::int64_t best = 0;
   std::set<std::string> dirs;
-  const auto take = [&](std::int64_t v, const std::string& from) {
+  const auto take = [&](std::int64_t v, const std::string& from, const nlohmann::json& summary = nlohmann::json()) {
     if (v <= 0 || (best != 0 && v >= best)) return;
     best = v;
     if (source) *source = from;
+    if (engine) *engine = summary;
   };
   for (const Configuration& c : configs) {
     if (c.backend.kind == "reference") {
@@ -240,7 +242,7 @@ std::int64_t discover_max_context(const std::vector<Configuration>& configs, std
       const nlohmann::json d = backend.describe();
       const nlohmann::json* s = d.contains("engine") && d["engine"].contains("summary") ? &d["engine"]["summary"] : nullptr;
       if (s && s->contains("max_model_len") && (*s)["max_model_len"].is_number_integer())
-        take((*s)["max_model_len"].get<std::int64_t>(), c.label + " (" + o.endpoints.front() + "/models max_model_len)");
+        take((*s)["max_model_len"].get<std::int64_t>(), c.label + " at " + o.endpoints.front() + ": " + runner::context_limit_text(*s), *s);
     }
   }
   return best;

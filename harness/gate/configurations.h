@@ -57,8 +57,6 @@ std::vector<Configuration> make_configurations(const Targets& t);
 // (build/kvgate -> models/demo), or in the source tree the binary was built from. "" when none.
 std::string find_demo_model();
 
-// The smallest maximum context among the configurations: the server's /v1/models max_model_len,
-// the checkpoint's max_position_embeddings. 0 when none tells. `source` says where it came from.
 // The model's shape: every reference configuration's format and settings resolved against it
 // (skipped layers in range, a scales file of the right layer and head count), before any run.
 void check_kv_settings(const std::vector<Configuration>& configs);
@@ -72,6 +70,10 @@ void check_declared_kv(const Configuration& config, const std::string& reported,
 // A served format name in kvgate's words, "" when it has none.
 std::string kvgate_format_of(const std::string& engine_kv_dtype);
 
-std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source);
+// The smallest maximum context among the configurations: the server's /v1/models max_model_len,
+// the checkpoint's max_position_embeddings. 0 when none tells. `source` says where it came from.
+// `engine` (optional) receives the limiting endpoint's engine summary (runner::context_advice).
+std::int64_t discover_max_context(const std::vector<Configuration>& configs, std::string* source,
+                                  nlohmann::json* engine = nullptr);
 
 }  // namespace kvgate::gate

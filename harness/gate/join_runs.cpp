@@ -4,6 +4,7 @@
 #include "harness/core/atomic_file.h"
 #include "harness/core/jsonl.h"
 #include "harness/core/manifest.h"
+#include "harness/core/sha256.h"
 #include "harness/gate/gate_reports.h"
 
 namespace kvgate::gate {
@@ -16,6 +17,10 @@ std::shared_ptr<const RunDir> join_runs(const std::string& dir, const Configurat
   RunManifest& m = joined->manifest;
   json per_task = json::object();
   std::string results;
+  // The joined run's tasks are several files: their sha256 is that of the lines "<task> <sha256>\n"
+  // in the suite's order, so two configurations that ran the same task files pin the same value.
+  std::string task_shas;
+  bool all_recorded = true;
   for (const PlannedTask& p : tasks) {
     const std::string sub = joined->path + "/" + p.spec->task;
     RunDir r = load_run_dir(sub);
@@ -35,6 +40,8 @@ std::shared_ptr<const RunDir> join_runs(const std::string& dir, const Configurat
                               {"sampling", r.manifest.sampling},
                               {"repeats", p.spec->repeats},
                               {"summary", r.manifest.extra.value("summary", json())}};
+    all_recorded = all_recorded && !r.manifest.tasks_sha256.empty();
+    task_shas += p.spec->task + " " + r.manifest.tasks_sha256 + "\n";
     for (ResultRecord& rec : r.results.records) {
       results += to_json(rec).dump() + "\n";
       joined->results.records.push_back(std::move(rec));
@@ -42,6 +49,7 @@ std::shared_ptr<const RunDir> join_runs(const std::string& dir, const Configurat
     joined->results.torn_tail_bytes += r.results.torn_tail_bytes;
   }
   m.label = c.label;
+  if (all_recorded && !task_shas.empty()) m.tasks_sha256 = sha256_hex(task_shas);
   m.extra["gate_tasks"] = per_task;
   m.extra["joined_by"] = "kvgate gate: the task runs under this directory, one after another";
   write_file_atomic(results_path(joined->path), results);

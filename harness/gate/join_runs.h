@@ -12,6 +12,8 @@
 
 namespace kvgate::gate {
 
+// The joined run.json's tasks_sha256 is the sha256 of "<task> <tasks_sha256>\n" per task, in the
+// suite's order (empty when a task run recorded none); extra.gate_tasks keeps each task's own.
 std::shared_ptr<const RunDir> join_runs(const std::string& dir, const Configuration& config, const std::vector<PlannedTask>& tasks);
 
 // Joins, compares (the suite's compare options), fills result.comparison, verdict and exit code,

@@ -3,6 +3,7 @@
 // config.json) less the tokens a trial may generate.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct ResolvedLengths {
 // multiple of 1024 ("up to the maximum context") when it is at least 10% above the last rung; `to`
 // caps the ladder when set. A list: the buckets <= limit (all of them when the context is unknown).
 // `max_context` 0 = unknown: a ladder up to "max" then is an Error that says to pass --max-context.
-ResolvedLengths resolve_lengths(const LengthSpec& spec, std::int64_t max_context, int reserve, const std::string& where);
+// Errors about the context name `source` (where the limit came from) and end with `advice(wanted)`
+// (how to start the engine with `wanted` tokens per request), when given.
+ResolvedLengths resolve_lengths(const LengthSpec& spec, std::int64_t max_context, int reserve, const std::string& where,
+                                const std::string& source = "",
+                                const std::function<std::string(std::int64_t)>& advice = {});
 
 }  // namespace kvgate::gate

@@ -4,6 +4,7 @@
 #include "harness/core/log.h"
 #include "harness/gate/lengths.h"
 #include "harness/gate/trial_gen.h"
+#include "harness/runner/engine_metadata.h"
 
 namespace kvgate::gate {
 
@@ -32,7 +33,7 @@ GatePlan plan_gate(const GateOptions& o, bool ask_servers) {
   plan.max_context = o.max_context;
   plan.max_context_source = "--max-context";
   if (plan.max_context == 0) {
-    if (ask_servers) plan.max_context = discover_max_context(o.configs, &plan.max_context_source);
+    if (ask_servers) plan.max_context = discover_max_context(o.configs, &plan.max_context_source, &plan.max_context_engine);
     else if (!any_endpoint(o.configs)) plan.max_context = discover_max_context(local_only(o.configs), &plan.max_context_source);
   }
   if (plan.max_context > 0 && ask_servers)
@@ -50,12 +51,14 @@ GatePlan plan_gate(const GateOptions& o, bool ask_servers) {
       if (!ask_servers && plan.max_context == 0 && t.lengths->ladder() && t.lengths->to == 0)
         throw Error(t.where + ": lengths go up to the model's maximum context, and a dry run asks no server: pass --max-context N "
                               "(the servers' max_model_len)");
-      const ResolvedLengths l = resolve_lengths(*t.lengths, plan.max_context, generation_reserve(t), t.where);
+      const ResolvedLengths l =
+          resolve_lengths(*t.lengths, plan.max_context, generation_reserve(t), t.where, plan.max_context_source,
+                          [&](std::int64_t wanted) { return runner::context_advice(plan.max_context_engine, wanted); });
       if (!l.dropped.empty()) {
         std::string d;
         for (std::int64_t b : l.dropped) d += (d.empty() ? "" : ", ") + std::to_string(b);
         log_warn(t.where + ": buckets " + d + " are beyond the model's context less the generated tokens (" + std::to_string(l.limit) +
-                 "): left out");
+                 "; " + plan.max_context_source + "): left out");
       }
       p.buckets = l.buckets;
     }

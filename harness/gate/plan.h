@@ -19,6 +19,7 @@ struct PlannedTask {
 struct GatePlan {
   std::int64_t max_context = 0;  // 0: unknown
   std::string max_context_source{};
+  nlohmann::json max_context_engine{};  // the limiting endpoint's engine summary (null: not an endpoint)
   std::vector<PlannedTask> tasks{};
   std::vector<std::string> skipped_tasks{};
 };

@@ -19,8 +19,8 @@ namespace {
 using nlohmann::json;
 
 struct Capture {
-  int group = 1;
-  std::string field, type = "string", map;
+  int group = 1;  // 0: `templ` joins several groups
+  std::string field, type = "string", map, templ;
 };
 
 struct Pattern {
@@ -39,6 +39,31 @@ struct Table {
   std::map<std::string, std::map<std::string, std::string>> normalize;
 };
 
+// "b{1}-{2}": the groups a template names, in order.
+std::vector<int> template_groups(const std::string& templ) {
+  std::vector<int> out;
+  for (std::size_t i = templ.find('{'); i != std::string::npos; i = templ.find('{', i + 1))
+    out.push_back(std::atoi(templ.c_str() + i + 1));
+  return out;
+}
+
+// The template with each {N} replaced by group N; "" when a group it names did not take part.
+std::string fill_template(const std::string& templ, const RegexMatch& m) {
+  std::string out;
+  for (std::size_t i = 0; i < templ.size(); ++i) {
+    const std::size_t close = templ[i] == '{' ? templ.find('}', i) : std::string::npos;
+    if (close == std::string::npos) {
+      out += templ[i];
+      continue;
+    }
+    const std::string& g = m.groups[static_cast<std::size_t>(std::atoi(templ.c_str() + i + 1) - 1)];
+    if (g.empty()) return "";
+    out += g;
+    i = close;
+  }
+  return out;
+}
+
 // The table is compiled in, so a bad entry is a bug in kvgate (exit 4), found by any test.
 const Table& table() {
   static const Table t = [] {
@@ -56,11 +81,15 @@ const Table& table() {
         pat.value_field = p.at("field");
       }
       for (const json& c : p.value("captures", json::array()))
-        pat.captures.push_back({.group = c.at("group"), .field = c.at("field"), .type = c.value("type", "string"),
-                                .map = c.value("map", "")});
-      for (const Capture& c : pat.captures)
-        if (c.group < 1 || c.group > pat.regex.group_count())
-          throw Error("engine_log_patterns.json: " + pat.id + ": group " + std::to_string(c.group) + " does not exist", 4);
+        pat.captures.push_back({.group = c.value("group", 0), .field = c.at("field"), .type = c.value("type", "string"),
+                                .map = c.value("map", ""), .templ = c.value("template", "")});
+      for (const Capture& c : pat.captures) {
+        std::vector<int> groups = {c.group};
+        if (!c.templ.empty()) groups = template_groups(c.templ);
+        for (int g : groups)
+          if (g < 1 || g > pat.regex.group_count())
+            throw Error("engine_log_patterns.json: " + pat.id + ": group " + std::to_string(g) + " does not exist", 4);
+      }
       out.patterns.push_back(std::move(pat));
     }
     return out;
@@ -137,7 +166,8 @@ class Collector {
       ++matches_[p.engine][p.id];
       if (p.value) offer(p.value_field, *p.value, "", p, number);
       for (const Capture& c : p.captures) {
-        const std::string raw = valid_utf8(m.groups[static_cast<std::size_t>(c.group - 1)]);
+        const std::string raw =
+            valid_utf8(c.templ.empty() ? m.groups[static_cast<std::size_t>(c.group - 1)] : fill_template(c.templ, m));
         if (raw.empty()) continue;  // an optional group that did not take part
         if (std::optional<json> v = convert(raw, c, t_)) offer(c.field, *v, raw, p, number);
       }
@@ -210,7 +240,7 @@ class Collector {
 const json& engine_log_pattern_table() { return table().source; }
 
 const std::vector<std::string>& known_engines() {
-  static const std::vector<std::string> engines = {"vllm", "sglang", "tensorrt_llm"};
+  static const std::vector<std::string> engines = {"vllm", "sglang", "tensorrt_llm", "llama.cpp"};
   return engines;
 }
 
@@ -239,7 +269,14 @@ std::string facts_line(const json& log) {
   std::string kv = str("kv_cache_dtype");
   if (!str("kv_cache_dtype_allocated").empty()) kv += (kv.empty() ? "" : " ") + std::string("[") + str("kv_cache_dtype_allocated") + "]";
   if (!str("kv_scales").empty()) kv += (kv.empty() ? "" : " ") + std::string("(scales ") + str("kv_scales") + ")";
+  if (!str("type_k").empty() || !str("type_v").empty())  // llama.cpp: K and V have their own types
+    kv += (kv.empty() ? "" : " ") + std::string("K ") + (str("type_k").empty() ? "?" : str("type_k")) + " V " +
+          (str("type_v").empty() ? "?" : str("type_v"));
   if (!kv.empty()) parts.push_back("KV " + kv);
+  if (!str("flash_attn").empty()) parts.push_back("flash attention " + str("flash_attn"));
+  if (facts.contains("n_ctx_per_seq") && facts["n_ctx_per_seq"].is_number_integer())
+    parts.push_back("context " + thousands(facts["n_ctx_per_seq"].get<long long>()) + " tokens per sequence" +
+                    (str("slots").empty() ? "" : " (" + str("slots") + (str("slots") == "1" ? " slot)" : " slots)")));
   if (facts.contains("kv_cache_tokens") && facts["kv_cache_tokens"].is_number_integer())
     parts.push_back("KV cache " + thousands(facts["kv_cache_tokens"].get<long long>()) + " tokens");
   if (!str("max_concurrency").empty()) parts.push_back("max concurrency " + str("max_concurrency"));

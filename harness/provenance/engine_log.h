@@ -1,5 +1,5 @@
-// Provenance from a serving engine's startup log (vLLM, SGLang, TensorRT-LLM): what the engine
-// actually did, which its HTTP endpoints do not say: the attention backend it selected, the KV
+// Provenance from a serving engine's startup log (vLLM, SGLang, TensorRT-LLM, llama-server): what
+// the engine actually did, which its HTTP endpoints do not say: the attention backend it selected, the KV
 // cache dtype and where its scales came from, the KV cache size in tokens, maximum concurrency,
 // engine version, model and revision, GPU. `kvgate run --engine-log FILE` stores the result in
 // run.json (engine.log); `kvgate gate` calls parse_engine_log once per configuration.
@@ -18,12 +18,14 @@ namespace kvgate::provenance {
 
 // The result, stored as run.json engine.log:
 //   {"path", "sha256", "bytes", "lines",
-//    "engine": "vllm" | "sglang" | "tensorrt_llm" | null,
+//    "engine": "vllm" | "sglang" | "tensorrt_llm" | "llama.cpp" | null,
 //    "facts": {"version", "model", "revision", "attention_backend", "attention_backend_candidates",
 //              "flash_attn_version", "kv_cache_dtype", "kv_cache_dtype_allocated", "kv_scales",
 //              "q_scale", "kv_cache_tokens", "kv_cache_gib", "max_concurrency",
 //              "max_concurrency_tokens_per_request", "max_model_len", "tensor_parallel", "gpu",
-//              "gpu_memory_gib"}   (only the facts found),
+//              "gpu_memory_gib",
+//              llama.cpp: "type_k", "type_v", "flash_attn", "n_ctx", "n_ctx_per_seq", "n_ctx_train", "slots",
+//              "kv_unified", "kv_cache_mib", "listen_address"}   (only the facts found),
 //    "evidence": {field: {"line": N (1-based), "pattern": id, "raw": text before normalizing}},
 //    "notes": [lines that disagreed with the kept value, e.g. two ranks or a draft model],
 //    "warnings": [nothing matched; several engines matched]}
@@ -44,7 +46,8 @@ std::string thousands(long long v);
 // The compiled-in pattern table (engine_log_patterns.json) as JSON, for docs and tests.
 const nlohmann::json& engine_log_pattern_table();
 
-// Engines the table knows: "vllm", "sglang", "tensorrt_llm".
+// Engines the table knows: "vllm", "sglang", "tensorrt_llm", "llama.cpp" (the name the endpoint probe
+// gives llama-server, so the log and the probe agree).
 const std::vector<std::string>& known_engines();
 
 }  // namespace kvgate::provenance

@@ -64,14 +64,28 @@ const json* at(const json& j, std::initializer_list<const char*> path) {
 // The facts a report needs, in one place, from whichever endpoint reported them.
 json summarize(const json& r, const std::string& model) {
   json s = json::object();
+  const auto limit = [&](const json* v, const std::string& source) {
+    if (!v || !v->is_number_integer() || v->get<std::int64_t>() <= 0 || s.contains("max_model_len")) return;
+    s["max_model_len"] = *v;
+    s["max_model_len_source"] = source;
+  };
+  // llama-server gives each slot n_ctx / n_parallel tokens: its /props says so first.
+  if (const json* p = at(r, {"props"})) {
+    limit(at(*p, {"default_generation_settings", "n_ctx"}), "/props default_generation_settings.n_ctx");
+    if (const json* n = at(*p, {"total_slots"}); n && n->is_number_integer()) s["slots"] = *n;
+  }
   if (const json* d = at(r, {"models", "data"}); d && d->is_array()) {
     json ids = json::array();
     for (const json& m : *d) {
       const json* id = at(m, {"id"});
       if (!id || !id->is_string()) continue;
       ids.push_back(*id);
-      if (id->get_ref<const std::string&>() == model)
-        if (const json* len = at(m, {"max_model_len"}); len && len->is_number_integer()) s["max_model_len"] = *len;
+      const bool ours = id->get_ref<const std::string&>() == model || d->size() == 1;
+      if (id->get_ref<const std::string&>() == model) limit(at(m, {"max_model_len"}), "/v1/models max_model_len");
+      if (ours) {  // llama-server: one model, whatever its id, with meta.n_ctx per slot
+        limit(at(m, {"meta", "n_ctx"}), "/v1/models meta.n_ctx");
+        if (const json* t = at(m, {"meta", "n_ctx_train"}); t && t->is_number_integer()) s["n_ctx_train"] = *t;
+      }
     }
     s["served_models"] = ids;
   }
@@ -82,16 +96,18 @@ json summarize(const json& r, const std::string& model) {
   if (const json* si = at(r, {"server_info"})) {
     const json* name = at(*si, {"engine"});  // kvgate serve names itself; SGLang does not
     s["engine"] = name && name->is_string() ? *name : json("sglang");
-    if (const json* d = at(*si, {"kv_cache_dtype"})) s["kv_cache_dtype"] = *d;
+    // SGLang's HTTP answer spreads its server args at the top; its gRPC twin nests them in server_args.
+    const json* d = at(*si, {"kv_cache_dtype"});
+    if (!d) d = at(*si, {"server_args", "kv_cache_dtype"});
+    if (d) s["kv_cache_dtype"] = *d;
     if (const json* v = at(*si, {"version"})) s["version"] = *v;
-    if (const json* c = at(*si, {"context_length"}); c && c->is_number_integer() && !s.contains("max_model_len"))
-      s["max_model_len"] = *c;
+    limit(at(*si, {"context_length"}), "/server_info context_length");
+    limit(at(*si, {"server_args", "context_length"}), "/server_info server_args.context_length");
   }
   if (const json* p = at(r, {"props"})) {
     s["engine"] = "llama.cpp";
     if (const json* b = at(*p, {"build_info"})) s["version"] = *b;
-    if (const json* n = at(*p, {"default_generation_settings", "n_ctx"}); n && n->is_number_integer() && !s.contains("max_model_len"))
-      s["max_model_len"] = *n;
+    if (const json* f = at(*p, {"model_path"}); f && f->is_string()) s["model_loaded"] = *f;
   }
   if (const json* v = at(r, {"version", "version"}); v && !s.contains("version")) s["version"] = *v;
   return s;
@@ -125,6 +141,34 @@ json prometheus_labels(const std::string& text, const std::string& metric) {
   return labels;
 }
 
+std::string context_limit_text(const json& summary) {
+  if (!summary.is_object() || !summary.contains("max_model_len") || !summary["max_model_len"].is_number_integer()) return "";
+  const std::int64_t n = summary["max_model_len"].get<std::int64_t>();
+  const std::string source = summary.value("max_model_len_source", std::string("the server"));
+  const std::int64_t slots = summary.contains("slots") && summary["slots"].is_number_integer() ? summary["slots"].get<std::int64_t>() : 0;
+  if (summary.value("engine", std::string()) != "llama.cpp")
+    return std::to_string(n) + " tokens (" + source + ")";
+  if (slots <= 1) return std::to_string(n) + " tokens per slot (llama.cpp " + source + ", 1 slot: llama-server -c " + std::to_string(n) + ")";
+  return std::to_string(n) + " tokens per slot (llama.cpp " + source + ", total_slots " + std::to_string(slots) + ": llama-server -c " +
+         std::to_string(n * slots) + " -np " + std::to_string(slots) + " gives each slot -c / -np)";
+}
+
+std::string context_advice(const json& summary, std::int64_t wanted) {
+  if (!summary.is_object() || wanted <= 0) return "";
+  wanted = (wanted + 1023) / 1024 * 1024;  // a round size to type; llama.cpp pads a slot to 256 anyway
+  const std::string engine = summary.value("engine", std::string());
+  const std::string n = std::to_string(wanted);
+  if (engine == "llama.cpp") {
+    const std::int64_t slots = summary.contains("slots") && summary["slots"].is_number_integer() ? summary["slots"].get<std::int64_t>() : 1;
+    if (slots <= 1) return "start llama-server with -c " + n;
+    return "start llama-server with -c " + std::to_string(wanted * slots) + " -np " + std::to_string(slots) +
+           ", or with fewer slots (-c " + n + " -np 1)";
+  }
+  if (engine == "vllm") return "start vLLM with --max-model-len " + n;
+  if (engine == "sglang") return "start SGLang with --context-length " + n;
+  return "";
+}
+
 json probe_engines(const std::vector<EndpointProbe>& endpoints, const std::string& model, const ProbeGet& get) {
   std::vector<json> answers(endpoints.size());
   std::vector<std::thread> threads;
@@ -146,7 +190,12 @@ json probe_engines(const std::vector<EndpointProbe>& endpoints, const std::strin
     if (const json* ids = at(s, {"served_models"}); ids && !ids->empty()) {
       bool found = false;
       for (const json& id : *ids) found = found || id == model;
-      if (!found)
+      // llama-server serves the one model it loaded under its file name (or --alias) and answers any name.
+      const bool any_name = s.value("engine", std::string()) == "llama.cpp" && ids->size() == 1;
+      if (!found && any_name)
+        log_info(endpoints[i].redacted + " (llama-server) serves " + (*ids)[0].dump() + " and answers requests for any model name; "
+                 "run.json records --model " + model);
+      else if (!found)
         log_warn(endpoints[i].redacted + " does not list --model " + model + " among its models (" + ids->dump() +
                  "); requests may fail with HTTP 404");
     }

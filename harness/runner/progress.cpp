@@ -1,5 +1,6 @@
 #include "harness/runner/progress.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -51,8 +52,35 @@ std::string progress_text(std::size_t done, std::size_t total, double rate, std:
   return s;
 }
 
-ProgressReporter::ProgressReporter(const ProgressOptions& options, const RunCounters& counters) : o_(options), c_(counters) {
-  started_ = window_t_ = now_s();
+ProgressLines::ProgressLines(double start_s, std::size_t total, std::size_t done_before, double min_interval_s,
+                             double max_interval_s, double every_percent)
+    : start_(start_s), last_(start_s), min_(min_interval_s), max_(std::max(min_interval_s, max_interval_s)),
+      every_(every_percent), total_(total), before_(done_before) {}
+
+double ProgressLines::rate(double now_s, std::size_t session_done) const {
+  const double elapsed = now_s - start_;
+  return elapsed > 0 ? static_cast<double>(session_done) / elapsed : 0.0;
+}
+
+std::string ProgressLines::poll(double now_s, std::size_t session_done, std::size_t errors, std::size_t retries,
+                                std::size_t in_flight) {
+  const double since = now_s - last_;
+  if (since < min_) return "";
+  const double step = total_ ? 100.0 * static_cast<double>(session_done - done_at_last_) / static_cast<double>(total_) : 0.0;
+  if (since < max_ && step < every_) return "";
+  last_ = now_s;
+  done_at_last_ = session_done;
+  return progress_text(before_ + session_done, total_, rate(now_s, session_done), errors, retries, in_flight);
+}
+
+std::string ProgressLines::final_line(double now_s, std::size_t session_done, std::size_t errors, std::size_t retries) const {
+  return "done " + progress_text(before_ + session_done, total_, rate(now_s, session_done), errors, retries, 0) + " | elapsed " +
+         format_duration(now_s - start_);
+}
+
+ProgressReporter::ProgressReporter(const ProgressOptions& options, const RunCounters& counters)
+    : o_(options), c_(counters), started_(now_s()),
+      lines_(started_, options.total, options.done_before, options.interval_s, std::max(30.0, options.interval_s)) {
   if (o_.mode != ProgressMode::none) thread_ = std::thread([this] { loop(); });
 }
 
@@ -70,7 +98,8 @@ void ProgressReporter::stop() {
 }
 
 void ProgressReporter::loop() {
-  const auto period = std::chrono::duration<double>(o_.mode == ProgressMode::bar ? 0.2 : std::max(0.05, o_.interval_s));
+  // Lines: wake each second and let ProgressLines decide; the bar redraws five times a second.
+  const auto period = std::chrono::duration<double>(o_.mode == ProgressMode::bar ? 0.2 : std::min(1.0, o_.interval_s));
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, period);
@@ -84,25 +113,20 @@ void ProgressReporter::loop() {
 void ProgressReporter::draw(bool final) {
   const double t = now_s();
   const std::size_t session_done = c_.done.load();
-  // Rate over the last ~10 s (responsive), the whole session until then.
-  if (t - window_t_ >= 10.0) {
-    rate_ = static_cast<double>(session_done - window_done_) / (t - window_t_);
-    window_t_ = t;
-    window_done_ = session_done;
+  if (o_.mode == ProgressMode::lines) {
+    const std::string line = final ? lines_.final_line(t, session_done, c_.errors.load(), c_.retries.load())
+                                   : lines_.poll(t, session_done, c_.errors.load(), c_.retries.load(), c_.in_flight.load());
+    if (!line.empty()) log_info("progress " + line);
+    return;
   }
-  const double elapsed = std::max(1e-9, t - started_);
-  const double rate = rate_ > 0 && !final ? rate_ : static_cast<double>(session_done) / elapsed;
-  const std::string text = progress_text(o_.done_before + session_done, o_.total, rate, c_.errors.load(), c_.retries.load(),
-                                         final ? 0 : c_.in_flight.load());
-  if (o_.mode == ProgressMode::bar) {
-    const std::size_t done = o_.done_before + session_done;
-    const int width = 24;
-    const int filled = o_.total ? static_cast<int>(static_cast<double>(width) * static_cast<double>(done) / static_cast<double>(o_.total)) : width;
-    std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '.') + "] ";
-    std::cerr << "\r" << bar << text << "\x1b[K" << (final ? "\n" : "") << std::flush;
-  } else {
-    log_info("progress " + text + (final ? " (" + format_duration(elapsed) + ")" : ""));
-  }
+  const std::string text = progress_text(o_.done_before + session_done, o_.total, lines_.rate(t, session_done), c_.errors.load(),
+                                         c_.retries.load(), final ? 0 : c_.in_flight.load()) +
+                           (final ? " | elapsed " + format_duration(t - started_) : "");
+  const std::size_t done = o_.done_before + session_done;
+  const int width = 24;
+  const int filled = o_.total ? static_cast<int>(static_cast<double>(width) * static_cast<double>(done) / static_cast<double>(o_.total)) : width;
+  std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '.') + "] ";
+  std::cerr << "\r" << bar << text << "\x1b[K" << (final ? "\n" : "") << std::flush;
 }
 
 }  // namespace kvgate::runner

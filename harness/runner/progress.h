@@ -1,5 +1,6 @@
 // Progress of a run on stderr: a bar redrawn in place on a terminal (done/total, rate, ETA,
-// errors, retries), plain lines every few seconds otherwise (CI logs, Slurm output files).
+// errors, retries), plain lines every 10-30 s otherwise (CI logs, Slurm output files), and a last
+// line with the elapsed time.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
@@ -17,9 +18,30 @@ ProgressMode parse_progress_mode(const std::string& s, bool stderr_is_tty);
 
 struct ProgressOptions {
   ProgressMode mode = ProgressMode::lines;
-  double interval_s = 10.0;       // between plain lines
+  double interval_s = 10.0;       // the least time between plain lines
   std::size_t total = 0;          // pairs in this run (shard)
   std::size_t done_before = 0;    // already in the journal when this session started
+};
+
+// When a plain progress line is due and what it says; it owns no thread and no clock, so tests
+// drive it with their own times. A line comes at most every `min_interval_s`, at the latest every
+// `max_interval_s`, and in between when another `every_percent` of the total is done. Its rate
+// and ETA are the whole session's average (done / elapsed), not the last interval's, so the ETA
+// does not swing with each burst of answers.
+class ProgressLines {
+ public:
+  ProgressLines(double start_s, std::size_t total, std::size_t done_before, double min_interval_s = 10.0,
+                double max_interval_s = 30.0, double every_percent = 10.0);
+  // The line due at time `now_s` (seconds, same clock as start_s), or "" when none is due.
+  std::string poll(double now_s, std::size_t session_done, std::size_t errors, std::size_t retries, std::size_t in_flight);
+  // The last line: "done 48/48 100.0% | 0.52/s | errors 0 (0.00%) | retries 0 | elapsed 1m32s".
+  std::string final_line(double now_s, std::size_t session_done, std::size_t errors, std::size_t retries) const;
+  // The session's average rate (pairs/s) at `now_s`.
+  double rate(double now_s, std::size_t session_done) const;
+
+ private:
+  double start_ = 0.0, last_ = 0.0, min_ = 10.0, max_ = 30.0, every_ = 10.0;
+  std::size_t total_ = 0, before_ = 0, done_at_last_ = 0;
 };
 
 // "1h02m", "3m05s", "42s"
@@ -46,10 +68,7 @@ class ProgressReporter {
   bool stop_ = false;
   std::thread thread_;
   double started_ = 0.0;
-  // A sliding window for the rate: (time, done) a few seconds back.
-  double window_t_ = 0.0;
-  std::size_t window_done_ = 0;
-  double rate_ = 0.0;
+  ProgressLines lines_;
 };
 
 }  // namespace kvgate::runner

@@ -23,6 +23,7 @@
 #include "harness/decoder/device.h"
 #include "harness/decoder/kv_flags.h"
 #include "datasets/graders.h"
+#include "harness/runner/engine_metadata.h"
 #include "harness/runner/progress.h"
 #include "harness/runner/run_journal.h"
 #include "harness/runner/run_summary.h"
@@ -89,8 +90,8 @@ void warn_about_context(const TasksFile& tasks, const SamplingParams& sampling, 
     if (it->get<std::int64_t>() + max_tokens > limit && !over++) first = t.id;
   }
   if (over)
-    log_warn(std::to_string(over) + " trials (first: " + first + ") need more than the server's max_model_len " +
-             std::to_string(limit) + " tokens (prompt + max_tokens): the server will refuse or truncate them");
+    log_warn(std::to_string(over) + " trials (first: " + first + ") need more than the server's context of " +
+             context_limit_text(*summary) + " (prompt + max_tokens): the server will refuse or truncate them");
 }
 
 struct Stopwatch {
