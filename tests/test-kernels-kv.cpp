@@ -797,7 +797,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   // The same shape on the generic kernel ({"prefill": "generic"}: its error against the twin is the
   // reference), in bf16x3 mode ({"prefill": "bf16x3"}: 2^-16 per product, a looser bound) and on the
   // mma.sync kernel ({"prefill": "mma_sync"}: the default runs wgmma on an H100/H200);
-  // docs/cuda-decoder.md, Numerics, compares them.
+  // docs/bench-notes/cuda-decoder-measurements.md, Numerics, compares them.
   for (const char* f : {"bf16", "fp16", "fp8_e4m3", "int8_per_token_head", "int4_per_token_head", "q4_0", "turboquant_k3v4_nc"})
     for (const char* mode : {"generic", "bf16x3", "mma_sync"}) {
       auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 3, 300, 37, 8, 2, 128);

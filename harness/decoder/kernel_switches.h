@@ -18,8 +18,8 @@
 //   "gemv": bool | 0..4                CUDA only: decode steps of at most this many rows (true: 1,
 //                                      the default; false: 0) run the hand-written GEMV with the
 //                                      norm / SwiGLU / bf16 conversion before it fused in; larger
-//                                      steps cuBLAS and separate kernels (docs/cuda-decoder.md has
-//                                      the measurements: the GEMV wins at batch 1 only)
+//                                      steps cuBLAS and separate kernels (measurements:
+//                                      docs/bench-notes/cuda-decoder-measurements.md: the GEMV wins at batch 1 only)
 #pragma once
 #include <string>
 
