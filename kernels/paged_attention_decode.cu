@@ -725,8 +725,8 @@ int launch_as(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, in
 }
 
 // kAuto: the kernel measured faster for the format (docs/bench-notes/cuda-decoder-measurements.md):
-// the tensor-core one for
-// fp8 (57% of copy bandwidth against 48%), the per-token-head formats (1.17-1.27x), q8_0 and q4_0
+// the tensor-core one for fp8 (57% of copy bandwidth against 48%), the per-token-head formats
+// (1.17-1.27x), q8_0 and q4_0
 // (1.46x, 1.34x), nvfp4 and turboquant_k8v4 (1.81x, 1.30-1.37x), the CUDA-core one
 // for bf16/fp16 (85% against 69%).
 template <Fmt F>
