@@ -32,26 +32,18 @@ bool is_source(const fs::path& p) {
 std::vector<std::string> find_bad_includes(const fs::path& root, const std::vector<std::string>& folders) {
   static const std::regex include_line(R"re(^\s*#\s*include\s*"([^"]+)")re");
   std::vector<std::string> found;
-  for (const auto& folder : folders) {
-    const fs::path top = root / folder;
-    if (!fs::is_directory(top)) continue;
-    for (auto it = fs::recursive_directory_iterator(top, fs::directory_options::skip_permission_denied);
-         it != fs::recursive_directory_iterator(); ++it) {
-      if (it->is_directory() && it->path().filename() == "__pycache__") {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (!it->is_regular_file() || !is_source(it->path())) continue;
-      std::ifstream in(it->path());
-      std::string line;
-      std::smatch m;
-      for (std::size_t n = 1; std::getline(in, line); ++n) {
-        if (line.find("include") == std::string::npos || !std::regex_search(line, m, include_line)) continue;
-        const fs::path named = fs::path(m[1].str());
-        const bool from_root = named.is_relative() && !named.empty() && *named.begin() != ".." && *named.begin() != ".";
-        if (!from_root || !fs::is_regular_file(root / named))
-          found.push_back(it->path().lexically_relative(root).generic_string() + ":" + std::to_string(n) + ": \"" + m[1].str() + "\"");
-      }
+  for (const std::string& file : kvtest::files_below(root.string(), folders)) {
+    const fs::path path(file);
+    if (!is_source(path)) continue;
+    std::ifstream in(path);
+    std::string line;
+    std::smatch m;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+      if (line.find("include") == std::string::npos || !std::regex_search(line, m, include_line)) continue;
+      const fs::path named = fs::path(m[1].str());
+      const bool from_root = named.is_relative() && !named.empty() && *named.begin() != ".." && *named.begin() != ".";
+      if (!from_root || !fs::is_regular_file(root / named))
+        found.push_back(path.lexically_relative(root).generic_string() + ":" + std::to_string(n) + ": \"" + m[1].str() + "\"");
     }
   }
   return found;

@@ -70,30 +70,19 @@ bool names_sibling_folder(const std::string& line, const std::string& parent) {
 std::vector<std::string> find_violations(const fs::path& root, const std::vector<std::string>& folders) {
   const std::string parent = fs::absolute(root).lexically_normal().parent_path().string();
   std::vector<std::string> found;
-  for (const auto& folder : folders) {
-    const fs::path top = root / folder;
-    if (!fs::is_directory(top)) continue;
-    for (auto it = fs::recursive_directory_iterator(top, fs::directory_options::skip_permission_denied);
-         it != fs::recursive_directory_iterator(); ++it) {
-      const std::string base = it->path().filename().string();
-      if (it->is_directory() && (base == ".git" || base == "__pycache__")) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (!it->is_regular_file() || it->is_symlink()) continue;
-      std::ifstream in(it->path(), std::ios::binary);
-      std::string head(8192, '\0');
-      in.read(head.data(), static_cast<std::streamsize>(head.size()));
-      head.resize(static_cast<std::size_t>(in.gcount()));
-      if (head.find('\0') != std::string::npos) continue;
-      in.clear();
-      in.seekg(0);
-      std::string line;
-      for (std::size_t n = 1; std::getline(in, line); ++n)
-        if (line.find(kName) != std::string::npos && names_sibling_folder(line, parent))
-          found.push_back(it->path().lexically_relative(root).string() + ":" + std::to_string(n) + ": " +
-                          line.substr(0, 200));
-    }
+  for (const std::string& file : kvtest::files_below(root.string(), folders)) {
+    const fs::path path(file);
+    std::ifstream in(path, std::ios::binary);
+    std::string head(8192, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (head.find('\0') != std::string::npos) continue;
+    in.clear();
+    in.seekg(0);
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n)
+      if (line.find(kName) != std::string::npos && names_sibling_folder(line, parent))
+        found.push_back(path.lexically_relative(root).string() + ":" + std::to_string(n) + ": " + line.substr(0, 200));
   }
   return found;
 }

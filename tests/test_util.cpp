@@ -68,4 +68,23 @@ CommandResult run_kvgate(const std::vector<std::string>& args) {
 
 std::string data_dir() { return "tests/data"; }
 
+std::vector<std::string> files_below(const std::string& root, const std::vector<std::string>& folders) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& folder : folders) {
+    const fs::path top = fs::path(root) / folder;
+    if (!fs::is_directory(top)) continue;
+    for (auto it = fs::recursive_directory_iterator(top, fs::directory_options::skip_permission_denied);
+         it != fs::recursive_directory_iterator(); ++it) {
+      const std::string base = it->path().filename().string();
+      if (it->is_directory() && (base == ".git" || base == "__pycache__")) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file() && !it->is_symlink()) out.push_back(it->path().string());
+    }
+  }
+  return out;
+}
+
 }  // namespace kvtest

@@ -31,5 +31,8 @@ struct CommandResult {
 CommandResult run_kvgate(const std::vector<std::string>& args);
 // The repository's test data folder (tests/data), relative to the repository root where ctest runs the tests.
 std::string data_dir();
+// Every regular file (symlinks left out) below root/folder for each folder, in directory order;
+// .git and __pycache__ folders are skipped, and so are folders that do not exist.
+std::vector<std::string> files_below(const std::string& root, const std::vector<std::string>& folders);
 
 }  // namespace kvtest
