@@ -154,7 +154,7 @@ __device__ void merge_splits(const PagedAttentionArgs& a, int t, int kvh, int q0
   const float4* wacc = reinterpret_cast<const float4*>(a.workspace + 2 * entries + e0 * kD) + lane;  // + sp * kMaxTileQ * kD / 4
   float mx = -INFINITY, sum = 0.0f;
   float4 num = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  constexpr int kBatch = 16;  // up to 64 splits a block in one round of loads (8 measured the same at 49)
+  constexpr int kBatch = 16;  // up to 64 splits a block in one round of loads (docs/bench-notes/decode-timeline-merge-h200-2026-12-03.txt)
   for (int sp0 = s0; v < nq && sp0 < s1; sp0 += kBatch) {
     float ms[kBatch], ls[kBatch];
     float4 x[kBatch];

@@ -212,7 +212,7 @@ TEST_CASE("protocol: broken streams: no finish_reason, bad JSON, error events", 
   }
 }
 
-TEST_CASE("protocol: JSON nested too deep is not kept", "[protocol]") {
+TEST_CASE("protocol: JSON nested too deep is rejected", "[protocol]") {
   std::string deep = R"({"choices":[{"message":{"content":"a","tool_calls":)" + std::string(100, '[') + std::string(100, ']') + "}}]}";
   Response r;
   parse_response_body(deep, Api::chat, r);
