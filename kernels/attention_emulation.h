@@ -40,6 +40,18 @@ namespace kvgate::kernels {
 
 enum class PvAccum : std::uint8_t { kFp32, kReduced, kTwoLevel };
 
+// The attention's operand precision (docs/reference-decoder.md, "Numerics"). kExact: Q, K, V and
+// the softmax weights P at fp32 precision (the CPU's default; the CUDA tensor-core kernels split
+// operands into bf16 terms to reach it). kEngine: Q and P rounded to bf16 before the products, fp32
+// accumulation, as FlashAttention-2/3 and FlashInfer compute in a bf16 model (one tensor-core
+// product per element: the CUDA default).
+enum class AttentionNumerics : std::uint8_t { kExact, kEngine };
+
+// Q rounded as llama.cpp's CPU flash attention converts it to the K type's vec_dot type before
+// the Q.K dot products: q8_0 blocks of 32 (d = absmax / 127 in fp16, codes round(q / d)) for
+// q8_0/q4_0 caches, f16 for an f16 cache. kNone: Q as computed.
+enum class QVecDot : std::uint8_t { kNone, kQ8_0, kF16 };
+
 struct AttentionEmulation {
   bool q_fp8 = false;
   float q_scale = 1.0f;
@@ -47,8 +59,10 @@ struct AttentionEmulation {
   PvAccum pv_accum = PvAccum::kFp32;
   int pv_promote_every = 128;  // tokens, a multiple of kEmuStep (two_level only)
   int splits = 1;              // KV splits of each row, merged in fp32
+  AttentionNumerics numerics = AttentionNumerics::kExact;  // not an emulation: the fast kernels honour it
+  QVecDot q_vec_dot = QVecDot::kNone;
   // Any switch set: the CUDA engine runs the generic kernel's emulating instantiation.
-  KV_HD bool active() const { return q_fp8 || pv_fp8 || pv_accum != PvAccum::kFp32; }
+  KV_HD bool active() const { return q_fp8 || q_vec_dot != QVecDot::kNone || pv_fp8 || pv_accum != PvAccum::kFp32; }
   // The paged online-softmax algorithm is needed (exact attention otherwise, with Q rounded).
   KV_HD bool online() const { return pv_fp8 || pv_accum != PvAccum::kFp32; }
 };

@@ -32,6 +32,8 @@ namespace kvgate::decoder {
 struct KernelSwitches {
   std::string gemm;               // "" = the engine's default
   std::string prefill;            // "" = the engine's default (tensor_core), or "tensor_core" / "bf16x3" / "mma_sync" / "generic"
+  std::string numerics;           // "" = the engine's default (CPU "exact", CUDA "engine"), or "exact" / "engine";
+                                  // each engine resolves it into attention.numerics
   int attention_splits = 0;       // 0 = not set
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
   bool cuda_graphs = true;
