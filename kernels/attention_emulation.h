@@ -72,6 +72,8 @@ constexpr int kEmuStep = 32;  // tokens per FP8 MMA k-step
 
 // q rounded through fp8 e4m3 with a per-tensor scale (vLLM's scaled_fp8_quant: x / scale).
 KV_HD float emu_round_q(float x, float scale) { return fp8_e4m3_to_f32(f32_to_fp8_e4m3(x / scale)) * scale; }
+// An operand of engine numerics (AttentionNumerics::kEngine): x rounded to bf16, to nearest even.
+KV_HD float engine_round(float x) { return bf16_to_f32(f32_to_bf16(x)); }
 // A softmax weight (0..1) as FA3 feeds it to the FP8 MMA: e4m3, no scale.
 KV_HD float emu_round_p(float p) { return fp8_e4m3_to_f32(f32_to_fp8_e4m3(p)); }
 

@@ -96,6 +96,7 @@ __device__ void stage_q(const KvLayerCodec& c, const PagedAttentionArgs& a, cons
     const int qi = i / kD, j = i % kD, qt = w.q0 + qi;
     float x = qi < w.nq ? a.q[static_cast<std::int64_t>(w.tl.row0 + qt / w.group) * qw + (w.kvh * w.group + qt % w.group) * kD + j]
                         : 0.0f;
+    if (a.emulation.numerics == AttentionNumerics::kEngine) x = engine_round(x);  // engine numerics: a bf16 Q
     q_raw[qi][j] = x * rot.q_sign(j);  // exact (signs are +-1)
   }
   if (tid < kNQ) {

@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
     const int qi = i / d, j = i % d;
     const float x = a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j];
     if constexpr (EMU) Qs[i] = emu.q_fp8 ? emu_round_q(x, emu.q_scale) : x;
-    else Qs[i] = x;
+    else Qs[i] = emu.numerics == AttentionNumerics::kEngine ? engine_round(x) : x;
   }
   if (threadIdx.x < NQ) {
     const int qi = threadIdx.x;
@@ -239,9 +239,9 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
         }
       }
       const float sum = warp_sum(p0 + p1);
-      if constexpr (EMU) {  // l from the unrounded weights (FA3's row_sum); P.V from fp8 ones
-        if (emu.pv_fp8) p0 = emu_round_p(p0), p1 = emu_round_p(p1);
-      }
+      // l from the unrounded weights (FA3's row_sum); P.V from fp8 ones, or bf16 ones (engine numerics)
+      if (EMU && emu.pv_fp8) p0 = emu_round_p(p0), p1 = emu_round_p(p1);
+      else if (emu.numerics == AttentionNumerics::kEngine) p0 = engine_round(p0), p1 = engine_round(p1);
       S[qi * kTile + lane] = p0;
       S[qi * kTile + lane + 32] = p1;
       __syncwarp();
@@ -374,7 +374,8 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(KvLayerC
   const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
   for (int i = threadIdx.x; i < kFastQ * d; i += kThreads) {
     const int qi = i / d, j = i % d;
-    Qs[qi][j] = qi < nq ? a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j] : 0.0f;
+    const float x = qi < nq ? a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j] : 0.0f;
+    Qs[qi][j] = a.emulation.numerics == AttentionNumerics::kEngine ? engine_round(x) : x;
   }
   if (threadIdx.x < kFastQ) {
     const int pos = threadIdx.x < nq ? a.row_pos[tl.row0 + threadIdx.x / group] : -1;
@@ -430,6 +431,7 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(KvLayerC
         pr[qi] = m_new == -INFINITY ? 0.0f : expf(sc - m_new);
         alpha[qi] = m_new == -INFINITY ? 1.0f : expf(m[qi] - m_new);
         l[qi] = l[qi] * alpha[qi] + warp_sum(pr[qi]);
+        if (a.emulation.numerics == AttentionNumerics::kEngine) pr[qi] = engine_round(pr[qi]);  // P.V's operand
         m[qi] = m_new;
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[qi][e] *= alpha[qi];

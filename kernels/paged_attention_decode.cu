@@ -210,6 +210,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
   __shared__ __align__(16) float p_s[kWarps][16][kNQ];
   __shared__ float lut[16];
   __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
+  const bool engine = a.emulation.numerics == AttentionNumerics::kEngine;
 
   pdl_launch_dependents();
   pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
@@ -265,6 +266,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<F, false>()) decode_kerne
     float sc0, sc1, p0, p1;
     cc_scores<F>(c, kst, qreg, lut, warp, half, s, tok_base, hi, q0, nq, qfirst_s, qpos_s, scale, slot, sc0, sc1);
     cc_softmax(sc0, sc1, s, m, l0, l1, acc, accoff, p0, p1);
+    if (engine) p0 = engine_round(p0), p1 = engine_round(p1);  // P.V's operand; l kept the unrounded p
     *reinterpret_cast<float2*>(&p_s[warp][slot][q0]) = make_float2(p0, p1);
     __syncwarp();
 
@@ -392,9 +394,10 @@ __device__ __forceinline__ void tc_v_scales(const std::uint8_t* vrows, int warp,
 
 // Online softmax of query q over the warp's tokens (the 4 lanes of a row group share it): m, l and
 // lmin move on, acc is rescaled (a new maximum, or sref raised by the page's V scales), and P's A
-// fragments pa (P x the tokens' V scales / sref, in 3 terms) are made.
+// fragments pa (P x the tokens' V scales / sref, in 3 terms) are made. engine: P rounded to bf16
+// first (engine numerics; l keeps the unrounded p).
 template <Fmt F>
-__device__ __forceinline__ void tc_softmax(const std::uint8_t* vrows, const float (&sc)[2][2], int warp, int c4, int tok0, int hi, bool upper,
+__device__ __forceinline__ void tc_softmax(const std::uint8_t* vrows, const float (&sc)[2][2], int warp, int c4, int tok0, int hi, bool upper, bool engine,
                                            float& m, float& l, float& lmin, float& sref, float (&acc)[16][4],
                                            std::uint32_t (&pa)[p_blocks<F>()][4]) {
   constexpr bool kBf = F == Fmt::kBf16, kPth = pth_format(F), kGgml = ggml_format(F), kTq = F == Fmt::kTqK8V4;
@@ -429,6 +432,7 @@ __device__ __forceinline__ void tc_softmax(const std::uint8_t* vrows, const floa
     for (int e = 0; e < 2; ++e) {
       pr[n][e] = sc[n][e] == -INFINITY ? 0.0f : softmax_exp(sc[n][e] - m);
       l += pr[n][e];
+      if (engine) pr[n][e] = engine_round(pr[n][e]);
       if constexpr (kTq) lmin = fmaf(pr[n][e], vmin[n][e], lmin);
     }
 #pragma unroll
@@ -515,6 +519,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
   __shared__ float qscale_s[kNQ];
   __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages];
   __shared__ int qpos_s[kNQ], qfirst_s[kNQ];
+  const bool engine = a.emulation.numerics == AttentionNumerics::kEngine;
 
   pdl_launch_dependents();
   pdl_wait();  // Q, the tiles and this step's K/V come from earlier kernels
@@ -612,7 +617,7 @@ __global__ void __launch_bounds__(kThreads, tc_min_blocks<F>()) decode_tc_kernel
     float sc[2][2];
     tc_scores<F>(krows, qa, warp, g, c4, tok0, w.hi, q_ok, qfirst, qpos, post, sc);
     std::uint32_t pa[kPB][4];
-    tc_softmax<F>(vrows, sc, warp, c4, tok0, w.hi, upper, m, l, lmin, sref, acc, pa);
+    tc_softmax<F>(vrows, sc, warp, c4, tok0, w.hi, upper, engine, m, l, lmin, sref, acc, pa);
     tc_pv<F>(vrows, pa, warp, g, c4, tok0, w.hi, acc);
     mbar_arrive(&ring_empty[it % kStages]);
     if constexpr (kElect) {

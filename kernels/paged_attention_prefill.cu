@@ -20,7 +20,7 @@
 // in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too, and the two warpgroups of a
 // block take turns issuing S (named barriers) so that one's softmax overlaps the other's product;
 // a page's P V is awaited at the next page's barrier, or (bf16: kPipelined) runs during the next
-// page's softmax, the pages coming through a ring on mbarriers instead of block barriers. Exact mode only ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
+// page's softmax, the pages coming through a ring on mbarriers instead of block barriers. ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
 // (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
@@ -36,8 +36,10 @@
 // are one bf16 term, fp16 and q4_0's (code - 8) x d two, any other fp32 value three (q8_0's and q4_0's
 // K tiles hold the codes, one term: block_scaled_k); so the bf16 cache
 // costs 3 MMAs per product, like bf16x3. The "bf16x3" switch keeps 2 terms and i + j <= 1 (hi.hi +
-// hi.lo + lo.hi): 2^-16 per product, measured in docs. The softmax, its rescaling and the final
-// normalization are fp32 as in the generic kernel.
+// hi.lo + lo.hi): 2^-16 per product, measured in docs. Engine mode (AttentionNumerics::kEngine,
+// template QT = 1) keeps Q's and P's first term only: Q and P rounded to bf16 (round to nearest), as
+// FlashAttention feeds them to its bf16 MMAs, against every term of K and V; a third of exact mode's
+// products. The softmax, its rescaling and the final normalization are fp32 as in the generic kernel.
 //
 // Rotations (int4_per_token_head's randomized Hadamard transform, q8_0/q4_0's block rotations,
 // TurboQuant's MSE keys) move off the tokens as in the decode kernel, by the same rule
@@ -71,8 +73,8 @@ namespace {
 
 // Q's terms of the block's warps. K's rotation moved onto Q: the block's 16 W query vectors through
 // the scratch, signs first, then the butterflies (block-uniform: the codec's). Then this warp's tile's
-// fragments (3 terms), per lane in qf, or (WG) in the warpgroup's Q tiles.
-template <KvFamily F, int D, bool WG>
+// fragments (QT terms), per lane in qf, or (WG) in the warpgroup's Q tiles.
+template <KvFamily F, int D, bool WG, int QT>
 __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const KvRotations& rot, const AttentionTile& tl, int nq, int kvh,
                                               int group, int qw, float* scratch, uint4* qf) {
   constexpr int W = warps_of<F, D>(), T = W * 32, KS = D / 16;
@@ -94,7 +96,7 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
   }
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
-    std::uint32_t t[4][kTerms];
+    std::uint32_t t[4][QT];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int qi = g + 8 * (e & 1), col = ks * 16 + 2 * cq + 8 * (e >> 1);
@@ -106,18 +108,18 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
         x = *reinterpret_cast<const float2*>(a.q + static_cast<std::int64_t>(tl.row0 + qi / group) * qw +
                                              (kvh * group + qi % group) * D + col);
       }
-      split_terms<kTerms>(x.x, x.y, t[e]);
+      split_terms<QT>(x.x, x.y, t[e]);
       if constexpr (WG) {
         // Row 16 (warp % 4) + qi of the warpgroup's tiles: the rows of this warp's accumulators.
-        __nv_bfloat16* qt = reinterpret_cast<__nv_bfloat16*>(qf) + warp / 4 * kTerms * kTile * D;
+        __nv_bfloat16* qt = reinterpret_cast<__nv_bfloat16*>(qf) + warp / 4 * QT * kTile * D;
 #pragma unroll
-        for (int k = 0; k < kTerms; ++k)
+        for (int k = 0; k < QT; ++k)
           *reinterpret_cast<std::uint32_t*>(qt + k * kTile * D + tile_index<D, true>(warp % 4 * 16 + qi, col)) = t[e][k];
       }
     }
     if constexpr (!WG)
 #pragma unroll
-      for (int k = 0; k < kTerms; ++k) qf[((warp * KS + ks) * 32 + lane) * kTerms + k] = make_uint4(t[0][k], t[1][k], t[2][k], t[3][k]);
+      for (int k = 0; k < QT; ++k) qf[((warp * KS + ks) * 32 + lane) * QT + k] = make_uint4(t[0][k], t[1][k], t[2][k], t[3][k]);
   }
 }
 
@@ -131,17 +133,17 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
 // alternate even where no block barrier holds the warpgroups together (the pipelined loop): neither
 // can arrive twice before the other waited. Every thread passes both barriers once a call. (An empty
 // commit for a skipped page made ptxas serialize every wgmma of the kernel: C7520.)
-template <KvFamily F, int D, bool WG>
+template <KvFamily F, int D, bool WG, int QT>
 __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, std::uint64_t qd, float (&s)[8][4]) {
   constexpr int NBK = k_terms<F>(), W = warps_of<F, D>(), KS = D / 16;
-  using S = Smem<F, D, WG>;
+  using S = Smem<F, D, WG, QT>;
   const int warp = threadIdx.x >> 5;
   if (W == 8) named_barrier_sync(warp >= 4 ? 1 : 2, 256);
   if (run) {
     const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
     int accumulate = 0;
     wgmma_fence();
-    term_products<NBK>(kTerms, [&](int i, int j) {
+    term_products<QT, NBK>(kTerms, [&](int i, int j) {
 #pragma unroll
       for (int ks = 0; ks < KS; ++ks) {
         const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
@@ -156,20 +158,20 @@ __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, s
 
 // S = Q K^T on mma.sync: 16 x 64 in 8 n-tiles of 8 tokens (K's term tiles kt); term products
 // i + j < na, smallest first.
-template <KvFamily F, int D, bool WG>
+template <KvFamily F, int D, bool WG, int QT>
 __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt, const float* tok_scale, int k_lane, int na, float (&s)[8][4]) {
   constexpr int NBK = k_terms<F>(), KS = D / 16;
-  using S = Smem<F, D, WG>;
+  using S = Smem<F, D, WG, QT>;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, cq = lane & 3;
 #pragma unroll
   for (int n = 0; n < 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
   // The k-step ks's products into acc: the 8 n-tiles' fragments first, then each term product
   // across them, so consecutive mmas write different accumulators.
   const auto qk_step = [&](int ks, float(&acc)[8][4]) {
-    std::uint32_t q[kTerms][4];
+    std::uint32_t q[QT][4];
 #pragma unroll
-    for (int k = 0; k < kTerms; ++k) {
-      const uint4 u = qf[((warp * KS + ks) * 32 + lane) * kTerms + k];
+    for (int k = 0; k < QT; ++k) {
+      const uint4 u = qf[((warp * KS + ks) * 32 + lane) * QT + k];
       q[k][0] = u.x, q[k][1] = u.y, q[k][2] = u.z, q[k][3] = u.w;
     }
     std::uint32_t b[8][NBK][2];
@@ -181,7 +183,7 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
         b[n][j][0] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ ks << 4));
         b[n][j][1] = *reinterpret_cast<const std::uint32_t*>(kr + (k_lane ^ (2 * ks + 1) << 3));
       }
-    term_products<NBK>(na, [&](int i, int j) {
+    term_products<QT, NBK>(na, [&](int i, int j) {
 #pragma unroll
       for (int n = 0; n < 8; ++n) mma(acc[n], q[i], b[n][j][0], b[n][j][1]);
     });
@@ -290,13 +292,13 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
 
 // (WG) O += P V of a page (V's term tiles vt), issued and committed: P's terms from registers, V's
 // [token][dim] tile read transposed, a 64 x 128 x 16 wgmma per term product and 16 tokens.
-template <KvFamily F, int D, bool WG, int NT>
-__device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::uint32_t (&P)[4][kTerms][4], float (&o)[NT][4]) {
+template <KvFamily F, int D, bool WG, int QT, int NT>
+__device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::uint32_t (&P)[4][QT][4], float (&o)[NT][4]) {
   constexpr int NBV = kv_terms<F>();
-  using S = Smem<F, D, WG>;
+  using S = Smem<F, D, WG, QT>;
   const std::uint64_t vd = wgmma_desc(smem_u32(vt), kTile * 128, 1024);
   wgmma_fence();
-  term_products<NBV>(kTerms, [&](int i, int j) {
+  term_products<QT, NBV>(kTerms, [&](int i, int j) {
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
       wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
@@ -305,15 +307,15 @@ __device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::
 }
 
 // O += P V of a page (V's term tiles vt) on mma.sync.
-template <KvFamily F, int D, bool WG, int NT>
+template <KvFamily F, int D, bool WG, int QT, int NT>
 __device__ __forceinline__ void mma_pv(const __nv_bfloat16* vt, const float (&s)[8][4], int v_lane, int na, float (&o)[NT][4]) {
   constexpr int NBV = kv_terms<F>();
-  using S = Smem<F, D, WG>;
+  using S = Smem<F, D, WG, QT>;
   // O += P V: P's accumulator layout is the A fragment of the next mma (4 k-steps of 16 tokens).
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    std::uint32_t P[kTerms][4];
-    p_fragments<false>(s, kk, P);
+    std::uint32_t P[QT][4];
+    p_fragments<QT, false>(s, kk, P);
     // Groups of G n2 (2 G accumulators), fragments first, as for S.
     constexpr int G = NBV == 1 && D >= 128 ? 8 : 4;
 #pragma unroll
@@ -325,7 +327,7 @@ __device__ __forceinline__ void mma_pv(const __nv_bfloat16* vt, const float (&s)
         for (int j = 0; j < NBV; ++j)
           ldmatrix_x4_trans(vt + j * S::tile + kk * 16 * D + (v_lane ^ (n0 + u) << 4), b[u][j][0], b[u][j][1], b[u][j][2],
                             b[u][j][3]);
-      term_products<NBV>(na, [&](int i, int j) {
+      term_products<QT, NBV>(na, [&](int i, int j) {
 #pragma unroll
         for (int u = 0; u < G; ++u) {
           mma(o[2 * (n0 + u)], P[i], b[u][j][0], b[u][j][1]);
@@ -407,7 +409,7 @@ __device__ __forceinline__ void rescale_o(const float (&alpha)[2], float (&o)[NT
 // released it a page ago, so this seldom waits), then o rescaled and P's terms made. Every page of the
 // range runs both products (a warp whose tile does not see a page adds p = 0). ring(p): page p's
 // index in the block's ring, its slot and its mbarriers' phases follow from that.
-template <int kStages, int NT, class Ring, class Issue, class QK, class Softmax, class Rescale, class MakeP, class PV>
+template <int kStages, int QT, int NT, class Ring, class Issue, class QK, class Softmax, class Rescale, class MakeP, class PV>
 __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* ring_full, std::uint64_t* ring_empty, const Ring& ring,
                                                 const Issue& issue, const QK& wg_qk, const Softmax& softmax, const Rescale& rescale,
                                                 const MakeP& wg_p, const PV& wg_pv, float (&o)[NT][4]) {
@@ -425,7 +427,7 @@ __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* r
   };
   const auto release = [&](int p) { mbar_arrive(&ring_empty[slot(p)]); };
   float s[8][4], alpha[2];
-  std::uint32_t P[4][kTerms][4];
+  std::uint32_t P[4][QT][4];
   fill(pb);
   fill(pb + 1);
   landed(pb);
@@ -459,13 +461,13 @@ __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* r
 // The page loop on block barriers (every kernel but kPipelined): page p + 1 copied while the warps
 // take page p (codec formats: decoded into the term tiles first); a warp whose tile does not see the
 // page skips it (WG: a warpgroup none of whose warps does).
-template <KvFamily F, int D, bool WG, int NT, class Issue, class KTile, class Needs, class QK, class SoftmaxPV>
+template <KvFamily F, int D, bool WG, int QT, int NT, class Issue, class KTile, class Needs, class QK, class SoftmaxPV>
 __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int pb, int pe, int hi_tok, int k_region, int v_region,
                                              const std::uint8_t* raw, float* tok_scale, const uint4* qf, int k_lane, int na, const Issue& issue,
                                              const KTile& k_tile, const Needs& needs, const QK& wg_qk, const SoftmaxPV& softmax_pv,
                                              float (&o)[NT][4]) {
   constexpr int NBK = k_terms<F>(), kStages = ring_stages<F, WG>();
-  using S = Smem<F, D, WG>;
+  using S = Smem<F, D, WG, QT>;
   const int warp = threadIdx.x >> 5;
   if (pb < pe) issue(pb);
   cp_async_commit();
@@ -494,7 +496,7 @@ __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int
       wgmma_fence_operand(s);
     } else {
       if (!needs(warp, p)) continue;
-      mma_qk<F, D, WG>(qf, kt, tok_scale, k_lane, na, s);
+      mma_qk<F, D, WG, QT>(qf, kt, tok_scale, k_lane, na, s);
     }
     softmax_pv(p, s);
   }
@@ -503,10 +505,10 @@ __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int
 // WG: the wgmma kernel (sm_90a; wgmma_kernel in prefill_terms.cuh): each 4 warps are one warpgroup
 // that multiplies its 64 query vectors (4 tiles) by a page as one asynchronous 64 x 64 (S) and
 // 64 x 128 (O) product; Q's terms sit in shared memory as wgmma operands instead of per-lane fragments.
-template <KvFamily F, int D, bool WG>
+template <KvFamily F, int D, bool WG, int QT>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
-  using S = Smem<F, D, WG>;
+  using S = Smem<F, D, WG, QT>;
   constexpr int NT = D / 8;
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
   constexpr int kStages = ring_stages<F, WG>();
@@ -515,7 +517,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
   uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
   __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K terms, V terms][64][D]
-  // Q's terms: [warp][ks][lane][kTerms] fragments, or (WG) [warpgroup][kTerms][64 rows][D] tiles.
+  // Q's terms: [warp][ks][lane][QT] fragments, or (WG) [warpgroup][QT][64 rows][D] tiles.
   uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;
   // [K 64][V 64] (per-token-head formats) or K's block scales [D/32][64] (q8_0, q4_0)
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
@@ -546,7 +548,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     last[r] = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     first[r] = a.window > 0 ? max(0, last[r] - a.window + 1) : 0;
   }
-  stage_q_terms<F, D, WG>(a, rot, tl, nq, kvh, group, qw, scratch, qf);
+  stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf);
   if (lane == 0) {
     const int p0 = has_tile ? a.row_pos[tl.row0] : 0;
     w_seq[warp] = has_tile ? tl.seq : -1;
@@ -569,7 +571,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   const int k_lane = k_lane_offset<D>(lane), v_lane = v_lane_offset<D>(lane);
   const int k_region = kTile * c.k_bytes, v_region = kTile * c.v_bytes;  // bytes of a page's K or V rows
   // (WG) The descriptor of this warpgroup's Q tiles; the operands' descriptors are offsets from a base.
-  [[maybe_unused]] const std::uint64_t qd = wgmma_desc(smem_u32(qf) + warp / 4 * kTerms * kTile * D * 2, 16, 1024);
+  [[maybe_unused]] const std::uint64_t qd = wgmma_desc(smem_u32(qf) + warp / 4 * QT * kTile * D * 2, 16, 1024);
 
   // The block's tiles by sequence (prefill chunks may hold several): pages of one sequence are
   // decoded once for every warp whose tile belongs to it. (kPipelined) ring_i0: pages the block's
@@ -604,7 +606,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     [[maybe_unused]] const auto wg_qk = [&](int p, float(&s)[8][4], bool always) {
       const int w0 = warp & ~3;
       const bool run = always || needs(w0, p) || needs(w0 + 1, p) || needs(w0 + 2, p) || needs(w0 + 3, p);
-      wg_qk_issue<F, D, WG>(run, k_tile(p), qd, s);
+      wg_qk_issue<F, D, WG, QT>(run, k_tile(p), qd, s);
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
@@ -612,32 +614,32 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
-    [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][kTerms][4]) {
+    [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][QT][4]) {
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) p_fragments<NBV == 1>(s, kk, P[kk]);  // exact mode only
+      for (int kk = 0; kk < 4; ++kk) p_fragments<QT, NBV == 1>(s, kk, P[kk]);  // every term product kept
     };
-    [[maybe_unused]] const auto wg_pv = [&](int p, const std::uint32_t(&P)[4][kTerms][4]) {
-      if constexpr (WG) wg_pv_issue<F, D, WG>(k_tile(p) + NBK * S::tile, P, o);
+    [[maybe_unused]] const auto wg_pv = [&](int p, const std::uint32_t(&P)[4][QT][4]) {
+      if constexpr (WG) wg_pv_issue<F, D, WG, QT>(k_tile(p) + NBK * S::tile, P, o);
     };
     const auto softmax_pv = [&](int p, float(&s)[8][4]) {
       float alpha[2];
       softmax(p, s, alpha);
       rescale(alpha);
       if constexpr (WG) {
-        std::uint32_t P[4][kTerms][4];
+        std::uint32_t P[4][QT][4];
         wg_p(s, P);
         wg_pv(p, P);
       } else {
-        mma_pv<F, D, WG>(k_tile(p) + NBK * S::tile, s, v_lane, na, o);
+        mma_pv<F, D, WG, QT>(k_tile(p) + NBK * S::tile, s, v_lane, na, o);
       }
     };
     if constexpr (kPipelined) {
       if (pb < pe) {
-        pipelined_pages<kStages>(pb, pe, ring_full, ring_empty, ring, issue, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+        pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, issue, wg_qk, softmax, rescale, wg_p, wg_pv, o);
         ring_i0 += pe - pb;
       }
     } else {
-      staged_pages<F, D, WG>(c, kvh, pb, pe, hi_tok, k_region, v_region, raw, tok_scale, qf, k_lane, na, issue, k_tile, needs, wg_qk,
+      staged_pages<F, D, WG, QT>(c, kvh, pb, pe, hi_tok, k_region, v_region, raw, tok_scale, qf, k_lane, na, issue, k_tile, needs, wg_qk,
                              softmax_pv, o);
     }
     if constexpr (WG) {
@@ -650,19 +652,22 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   write_partial<F, D>(c, a, rot, ti, kvh, split, splits, nq, scratch, m, l, o);
 }
 
-template <KvFamily F, int D, bool WG>
+template <KvFamily F, int D, bool WG, int QT>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
-  const int smem = Smem<F, D, WG>::bytes(c);
+  const int smem = Smem<F, D, WG, QT>::bytes(c);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     // All of the unified L1 as shared memory (q8_0 at head_dim 128 takes 226 KB a block).
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
     configured = smem;
   }
   const dim3 grid(splits, a.kv_heads, (a.num_tiles + W - 1) / W);
-  prefill_kernel<F, D, WG><<<grid, W * 32, smem, s>>>(c, a, splits, a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms);
+  // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
+  // one term against every term of K and V.
+  const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
+  prefill_kernel<F, D, WG, QT><<<grid, W * 32, smem, s>>>(c, a, splits, na);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -711,21 +716,25 @@ constexpr bool kWgmmaBuilt = true;
 constexpr bool kWgmmaBuilt = false;
 #endif
 
-// fn(family F, head_dim D, WG) of the kernel that runs this call: in exact mode the wgmma kernel where
-// it exists for (F, D), on a compute capability 9.0 device (sm_90a code runs there only); the
-// mma.sync kernel for {"prefill": "mma_sync"} and "bf16x3" (the wgmma kernel keeps every term: its
-// products are not the cost).
+// fn(family F, head_dim D, WG, QT) of the kernel that runs this call: the wgmma kernel where it
+// exists for (F, D), on a compute capability 9.0 device (sm_90a code runs there only); the mma.sync
+// kernel for {"prefill": "mma_sync"} and "bf16x3" (the wgmma kernel keeps every term: its products
+// are not the cost). QT: Q's and P's terms, 3 in exact mode, 1 in engine mode.
 template <class Fn>
 void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
   using D64 = std::integral_constant<int, 64>;
   using D128 = std::integral_constant<int, 128>;
+  const auto with_terms = [&](auto f, auto d, auto wg) {
+    if (a.emulation.numerics == AttentionNumerics::kEngine) fn(f, d, wg, std::integral_constant<int, 1>{});
+    else fn(f, d, wg, std::integral_constant<int, kTerms>{});
+  };
   visit_family(c.family, [&](auto f) {
-    if (c.head_dim == 64) return fn(f, D64{}, std::false_type{});
+    if (c.head_dim == 64) return with_terms(f, D64{}, std::false_type{});
     if constexpr (kWgmmaBuilt && wgmma_kernel<decltype(f)::value, 128>()) {
       const DeviceLimits& d = device_limits();
-      if (a.prefill == PrefillKernel::kTensorCore && d.major == 9 && d.minor == 0) return fn(f, D128{}, std::true_type{});
+      if (a.prefill == PrefillKernel::kTensorCore && d.major == 9 && d.minor == 0) return with_terms(f, D128{}, std::true_type{});
     }
-    fn(f, D128{}, std::false_type{});
+    with_terms(f, D128{}, std::false_type{});
   });
 }
 
@@ -738,7 +747,7 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.
   int smem = 0;
-  visit_kernel(c, a, [&](auto f, auto d, auto wg) { smem = Smem<f.value, d.value, wg.value>::bytes(c); });
+  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt) { smem = Smem<f.value, d.value, wg.value, qt.value>::bytes(c); });
   const DeviceLimits& d = device_limits();
   return d.major >= 8 && smem + 1024 <= d.smem_optin;
 }
@@ -755,7 +764,7 @@ int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a,
 }
 
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  visit_kernel(c, a, [&](auto f, auto d, auto wg) { launch<f.value, d.value, wg.value>(c, a, splits, s); });
+  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt) { launch<f.value, d.value, wg.value, qt.value>(c, a, splits, s); });
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -26,7 +26,13 @@ using page_decode::kTile;
 
 static_assert(kMaxTileQ == 16, "a tile is the 16 rows of one mma fragment");
 
-constexpr int kTerms = 3;  // bf16 terms of Q and P (exact mode)
+// bf16 terms of Q and P: three in exact mode (fp32 precision), one in engine mode (Q and P rounded
+// to bf16, as FlashAttention computes in a bf16 model). The kernels take it as the template QT.
+constexpr int kTerms = 3;
+template <AttentionNumerics N>
+constexpr int q_terms() {
+  return N == AttentionNumerics::kEngine ? 1 : kTerms;
+}
 
 // bf16 terms of a decoded K/V element (header: Exactness).
 template <KvFamily F>
@@ -99,17 +105,17 @@ constexpr int ring_stages() {
 }
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
-// tiles_ring), Q fragments [warp][D/16][lane][3 terms] (uint4 each), the per-token-head formats'
+// tiles_ring), Q fragments [warp][D/16][lane][QT terms] (uint4 each), the per-token-head formats'
 // token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
 // the raw ring [2][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
 // instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
-template <KvFamily F, int D, bool WG>
+template <KvFamily F, int D, bool WG, int QT = kTerms>
 struct Smem {
   static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
   static constexpr int stage = (NBK + NBV) * tile;
-  static constexpr int q_uint4 = W * (D / 16) * 32 * kTerms;
+  static constexpr int q_uint4 = W * (D / 16) * 32 * QT;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
   static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? ring_stages<F, WG>() : 1) * stage * 2, W * 16 * D * 4);
   static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
@@ -188,32 +194,33 @@ __device__ __forceinline__ void store_terms(__nv_bfloat16* base, int tile, int i
 __device__ __forceinline__ void named_barrier_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void named_barrier_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
-// fn(i, j) for each product of term i of Q or P (kTerms of them) and term j of K or V (NB) with
-// i + j < n, the smallest (largest i + j) first: exact mode n = kTerms, bf16x3 n = 2.
-template <int NB, class Fn>
+// fn(i, j) for each product of term i of Q or P (QT of them) and term j of K or V (NB) with
+// i + j < n, the smallest (largest i + j) first: exact mode n = kTerms, bf16x3 n = 2; engine mode
+// (QT = 1) n = kTerms: Q's or P's one term against every term of K or V.
+template <int QT, int NB, class Fn>
 __device__ __forceinline__ void term_products(int n, Fn&& fn) {
 #pragma unroll
-  for (int sum = kTerms - 1; sum >= 0; --sum)
+  for (int sum = QT + NB - 2; sum >= 0; --sum)
 #pragma unroll
-    for (int i = 0; i < kTerms; ++i) {
+    for (int i = 0; i < QT; ++i) {
       const int j = sum - i;
       if (j >= 0 && j < NB && sum < n) fn(i, j);
     }
 }
 
-// P's kTerms A fragments for tokens 16 kk .. 16 kk + 15: the S accumulator's n-tiles 2 kk and 2 kk + 1
+// P's QT A fragments for tokens 16 kk .. 16 kk + 15: the S accumulator's n-tiles 2 kk and 2 kk + 1
 // are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8). kTrunc: truncated
 // terms (split_terms), where every term product is kept: exact mode against one-term V (bf16x3 drops
-// P's third term).
-template <bool kTrunc>
-__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[kTerms][4]) {
-  std::uint32_t pt[4][kTerms];
-  split_terms<kTerms, kTrunc>(s[2 * kk][0], s[2 * kk][1], pt[0]);
-  split_terms<kTerms, kTrunc>(s[2 * kk][2], s[2 * kk][3], pt[1]);
-  split_terms<kTerms, kTrunc>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
-  split_terms<kTerms, kTrunc>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
+// P's third term). QT = 1 (engine mode): P rounded to bf16.
+template <int QT, bool kTrunc>
+__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[QT][4]) {
+  std::uint32_t pt[4][QT];
+  split_terms<QT, kTrunc>(s[2 * kk][0], s[2 * kk][1], pt[0]);
+  split_terms<QT, kTrunc>(s[2 * kk][2], s[2 * kk][3], pt[1]);
+  split_terms<QT, kTrunc>(s[2 * kk + 1][0], s[2 * kk + 1][1], pt[2]);
+  split_terms<QT, kTrunc>(s[2 * kk + 1][2], s[2 * kk + 1][3], pt[3]);
 #pragma unroll
-  for (int k = 0; k < kTerms; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
+  for (int k = 0; k < QT; ++k) P[k][0] = pt[0][k], P[k][1] = pt[1][k], P[k][2] = pt[2][k], P[k][3] = pt[3][k];
 }
 
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {

@@ -70,9 +70,12 @@ struct Compared {
 };
 
 // Greedy generation and teacher-forced logits of one prompt on both paths.
-// `emulation`: the CPU session's attention emulation, the same switches the engine was given.
+// `emulation`: the CPU session's attention emulation, the same switches the engine was given; its
+// numerics are the engine's own (engine numerics unless the switches say "exact").
 Compared compare(const std::shared_ptr<const Model>& model, Engine& engine, const kvgate::kernels::KvStoreOptions& kv,
-                 const std::vector<int>& prompt, int max_tokens, const kvgate::kernels::AttentionEmulation& emulation = {}) {
+                 const std::vector<int>& prompt, int max_tokens, kvgate::kernels::AttentionEmulation emulation = {}) {
+  emulation.numerics = engine.describe()["attention_numerics"] == "engine" ? kvgate::kernels::AttentionNumerics::kEngine
+                                                                            : kvgate::kernels::AttentionNumerics::kExact;
   Session session(model, {.kv = kv, .max_chunk = 64, .threads = 2, .attention = emulation});
   GenerateOptions g;
   g.max_tokens = max_tokens;
@@ -280,6 +283,13 @@ TEST_CASE("CUDA engine: unsupported formats and switches are errors", "[cuda]") 
   } catch (const kvgate::Error& e) {
     CHECK_THAT(std::string(e.what()), contains("q_fp9"));
   }
+  o.kernel_switches = {{"prefill", "bf16x3"}};  // exact numerics' term count, under the default engine numerics
+  try {
+    make_cuda_engine(model, o);
+    FAIL("bf16x3 was accepted with engine numerics");
+  } catch (const kvgate::Error& e) {
+    CHECK_THAT(std::string(e.what()), contains("\"numerics\": \"exact\""));
+  }
   o.kernel_switches = nlohmann::json::object();
   auto engine = make_cuda_engine(model, o);
   try {
@@ -317,6 +327,42 @@ TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the s
     }
 }
 
+TEST_CASE("CUDA engine: engine numerics by default, exact numerics on request, both against the CPU path", "[cuda]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  const std::vector<int> prompt = random_prompt(300, vocab, 31);
+  for (const std::string f : {"bf16", "fp8_e4m3", "int4_per_token_head", "q4_0"}) {
+    std::vector<std::vector<float>> logits[2];
+    for (const std::string numerics : {"", "exact"}) {
+      EngineOptions o;
+      o.device = "cuda";
+      o.max_batch = 2;
+      o.kv = {f, nlohmann::json::object()};
+      o.kernel_switches = {{"gemm", "fp32"}};
+      if (!numerics.empty()) o.kernel_switches["numerics"] = numerics;
+      auto engine = make_cuda_engine(model, o);
+      CHECK(engine->describe()["attention_numerics"] == (numerics.empty() ? "engine" : "exact"));
+      const Compared c = compare(model, *engine, o.kv, prompt, 12);
+      INFO(f << " numerics " << (numerics.empty() ? "engine (default)" : numerics) << " worst logit error " << c.worst_logit_error);
+      CHECK(c.worst_logit_error <= 1e-2);
+      CHECK(c.same_tokens);
+      engine->score(prompt, c.cpu_tokens, [&](int, std::span<const float> l) { logits[numerics.empty()].emplace_back(l.begin(), l.end()); });
+    }
+    // The modes differ (Q and P rounded to bf16), by the bf16 tolerance at most.
+    REQUIRE(logits[0].size() == logits[1].size());
+    double worst = 0;
+    bool differ = false;
+    for (std::size_t i = 0; i < logits[0].size(); ++i) {
+      worst = std::max(worst, rel_error(logits[1][i], logits[0][i]));
+      differ = differ || logits[1][i] != logits[0][i];
+    }
+    INFO(f << ": engine against exact numerics, worst logit error " << worst);
+    CHECK(differ);
+    CHECK(worst <= 1e-2);
+  }
+}
+
 TEST_CASE("CUDA engine: every prefill attention kernel follows the CPU path", "[cuda]") {
   // The tensor-core prefill kernels take head_dim 64 (mma.sync) and 128 (wgmma on an H100/H200,
   // mma.sync with "mma_sync" or elsewhere).
@@ -329,16 +375,18 @@ TEST_CASE("CUDA engine: every prefill attention kernel follows the CPU path", "[
     // 150-token prompts: prefill tiles of several rows run the tensor-core kernel (exact or bf16x3)
     // or, with "generic", the CUDA-core kernel; each against the CPU path with fp32 GEMMs.
     for (const std::string f : {"bf16", "int4_per_token_head"})
-      for (const char* kernel : {"tensor_core", "bf16x3", "mma_sync", "generic"}) {
+      for (const char* kernel : {"tensor_core", "bf16x3", "mma_sync", "generic"})
+        for (const char* numerics : {"engine", "exact"}) {
+        if (std::string(kernel) == "bf16x3" && std::string(numerics) == "engine") continue;  // an exact-mode term count
         EngineOptions o;
         o.device = "cuda";
         o.max_batch = 2;
         o.kv = {f, nlohmann::json::object()};
-        o.kernel_switches = {{"prefill", kernel}, {"gemm", "fp32"}};
+        o.kernel_switches = {{"prefill", kernel}, {"gemm", "fp32"}, {"numerics", numerics}};
         auto engine = make_cuda_engine(model, o);
         CHECK(engine->describe()["kernel_switches"]["prefill"] == kernel);
         const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 23), 12, {});
-        INFO(f << " " << kernel << " head_dim " << head_dim << " worst logit error " << c.worst_logit_error);
+        INFO(f << " " << kernel << " " << numerics << " head_dim " << head_dim << " worst logit error " << c.worst_logit_error);
         CHECK(c.worst_logit_error <= 1e-2);
         CHECK(c.same_tokens);
       }

@@ -53,7 +53,14 @@ class CudaEngine final : public Engine {
     const KernelSwitches k = resolve_kernel_switches(options_.kernel_switches);
     const kc::GemmType gemm = k.gemm == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
     attention_ = k.attention;
+    // Engine numerics by default: the user's engine multiplies bf16 operands, and one tensor-core
+    // product per element instead of three makes a long prefill 2-3x faster
+    // (docs/reference-decoder.md, "Numerics").
+    attention_.numerics = k.numerics == "exact" ? kernels::AttentionNumerics::kExact : kernels::AttentionNumerics::kEngine;
     prefill_ = kc::prefill_kernel_named(k.prefill);
+    if (prefill_ == kc::PrefillKernel::kBf16x3 && attention_.numerics == kernels::AttentionNumerics::kEngine)
+      throw Error("--kernel-switches: \"prefill\": \"bf16x3\" is a term count of exact numerics; add \"numerics\": \"exact\" "
+                  "(or drop \"prefill\": engine numerics already take one bf16 term of Q and P)");
     if (options_.max_batch <= 0) throw Error("--max-batch must be positive");
     weights_ = CudaWeights::upload(*model_, gemm);
     // Prefill chunks of 512 rows: a random Qwen3-8B shape prefills 32K tokens in 2.68 s against 3.03
@@ -64,7 +71,7 @@ class CudaEngine final : public Engine {
                                                                 .max_rows = std::max(512, options_.max_batch),
                                                                 .max_seqs = options_.max_batch,
                                                                 .splits = k.attention_splits,
-                                                                .emulation = k.attention,
+                                                                .emulation = attention_,
                                                                 .prefill = prefill_,
                                                                 .cuda_graphs = k.cuda_graphs,
                                                                 .gemv_rows = k.gemv_rows});
@@ -115,6 +122,7 @@ class CudaEngine final : public Engine {
             {"gpu", kernels::cuda_describe()},
             {"kv", forward_->cache().spec().record()},
             {"kernel_switches", options_.kernel_switches},
+            {"attention_numerics", attention_.numerics == kernels::AttentionNumerics::kEngine ? "engine" : "exact"},
             {"gemm", kc::gemm_type_name(weights_->type)},
             {"cuda_graphs", forward_->options().cuda_graphs},
             {"fused_gemms", "qkv, gate_up"},
@@ -127,6 +135,9 @@ class CudaEngine final : public Engine {
                               : std::string("paged split-K decode, fp32 softmax and accumulation, K/V dequantized in registers or "
                                             "shared memory; prefill ") +
                                     (prefill_ == kc::PrefillKernel::kGeneric ? "generic CUDA-core kernel (fp32)"
+                                     : attention_.numerics == kernels::AttentionNumerics::kEngine
+                                         ? "tensor-core kernel (wgmma on compute capability 9.0), Q and P rounded to bf16 (engine "
+                                           "numerics), fp32 accumulation"
                                      : prefill_ == kc::PrefillKernel::kBf16x3
                                          ? "tensor-core kernel, bf16x3 operands (2^-16 per product), fp32 accumulation"
                                      : prefill_ == kc::PrefillKernel::kMmaSync

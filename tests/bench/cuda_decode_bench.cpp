@@ -23,8 +23,11 @@
 //               back, sample_ref a row at a time) against sample_rows on the device (sampling.h)
 //   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens per KV format
 //               (`--prefill-formats`, default bf16), attention kernel (`--prefill-kernels`: tensor_core,
-//               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel) and rows per forward
-//               call (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch))
+//               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
+//               engine numerics, Q and P in bf16, else exact) and rows per forward call
+//               (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch)); then 32
+//               greedy decode steps after it, and the trials an hour of a NIAH trial of that length
+//               with 32 output tokens (prefill + 32 steps, one sequence at a time)
 //   prefill attention  (--prefill-attention N[,M...], no model needed) one 512-row chunk's attention
 //               alone at the end of an N-token sequence, per --prefill-formats and --prefill-kernels:
 //               time per launch, TFLOPS (4 x head_dim flops per query vector and visible token; the
@@ -212,7 +215,7 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
 // One prefill chunk's attention alone: the last 512 rows of a `ctx`-token sequence (positions
 // ctx - 512 .. ctx - 1, Qwen3-8B heads, tiles as the forward makes them) over its cache, on `kernel`.
 // Returns ms per launch; `pairs` gets the (query vector, visible token) pairs the launch scores.
-double bench_prefill_attention(const std::string& format, int ctx, kc::PrefillKernel kernel, int reps, double& pairs) {
+double bench_prefill_attention(const std::string& format, int ctx, const kc::PagedAttentionArgs& kernel, int reps, double& pairs) {
   const int heads = 32, rows = std::min(512, ctx), per_tile = kc::attention_rows_per_tile(heads / 8);
   const auto cache = bench_cache(format, 1, ctx);
   fill_cache(*cache, 1, ctx);
@@ -225,7 +228,15 @@ double bench_prefill_attention(const std::string& format, int ctx, kc::PrefillKe
     if (r % per_tile == 0) tiles.push_back({0, r, 0});
     ++tiles.back().rows;
   }
-  return time_paged_attention(*cache, tiles, qpos, heads, per_tile, ctx, {.prefill = kernel}, 2, reps);
+  return time_paged_attention(*cache, tiles, qpos, heads, per_tile, ctx, kernel, 2, reps);
+}
+
+// A --prefill-kernels entry: a "prefill" switch value, "+engine" for engine numerics (else exact).
+kc::PagedAttentionArgs prefill_choice(const std::string& entry) {
+  const bool engine = entry.size() > 7 && entry.ends_with("+engine");
+  kc::PagedAttentionArgs a{.prefill = kc::prefill_kernel_named(engine ? entry.substr(0, entry.size() - 7) : entry)};
+  a.emulation.numerics = engine ? kk::AttentionNumerics::kEngine : kk::AttentionNumerics::kExact;
+  return a;
 }
 
 // One piece of a decode step timed alone: `fn(layer)` for the 36 layers back to back, per launch.
@@ -407,7 +418,7 @@ constexpr const char* kUsage =
     "usage: cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N[,M]]\n"
     "                         [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]\n"
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
-    "                         [--prefill-kernels tensor_core,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
+    "                         [--prefill-kernels tensor_core,tensor_core+engine,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
     "                         [--prefill-chunks 256,512] [--attention-pdl] [--launches N] [--tokens N]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
@@ -486,9 +497,13 @@ int main(int argc, char** argv) try {
     } else if (a == "--prefill-formats") prefill_formats = split(next());
     else if (a == "--prefill-kernels") {
       prefill_kernels = split(next());
-      for (const auto& k : prefill_kernels)
+      for (const auto& entry : prefill_kernels) {
+        const std::string k = entry.ends_with("+engine") ? entry.substr(0, entry.size() - 7) : entry;
         if (k != "tensor_core" && k != "bf16x3" && k != "mma_sync" && k != "generic")
-          throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3, mma_sync or generic, not " + k);
+          throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3, mma_sync or generic, each optionally +engine (engine "
+                              "numerics), not " + entry);
+        if (entry == "bf16x3+engine") throw kvgate::Error("--prefill-kernels: bf16x3 is an exact-numerics term count, not +engine");
+      }
     }
     else if (a == "--decode-kernels") {
       decode_kernels = split(next());
@@ -562,9 +577,8 @@ int main(int argc, char** argv) try {
     for (const int ctx : prefill_attention)
       for (const std::string& f : prefill_formats)
         for (const std::string& kn : prefill_kernels) {
-          const kc::PrefillKernel kernel = kc::prefill_kernel_named(kn);
           double pairs = 0;
-          const double ms = bench_prefill_attention(f, ctx, kernel, reps, pairs);
+          const double ms = bench_prefill_attention(f, ctx, prefill_choice(kn), reps, pairs);
           const double flops_per_s = 4.0 * 128 * pairs / (ms * 1e-3);
           // A whole prefill: 36 layers x 32 heads x ctx (ctx + 1) / 2 pairs at this rate.
           const double est_s = 36.0 * 4.0 * 128 * 32 * static_cast<double>(ctx) * (ctx + 1) / 2 / flops_per_s;
@@ -642,13 +656,15 @@ int main(int argc, char** argv) try {
         }
       }
     if (!prefills.empty())
-      std::printf("\nprefill of one sequence\n%-22s %-12s %8s %6s %10s %10s\n", "kv", "attention", "tokens", "chunk", "seconds", "tokens/s");
+      std::printf("\nprefill of one sequence, then 32 decode steps\n%-22s %-19s %8s %6s %10s %10s %10s %10s\n", "kv", "attention", "tokens",
+                  "chunk", "seconds", "tokens/s", "decode32_s", "trials/h");
     for (const int prefill : prefills)
       for (const std::string& f : prefill_formats)
         for (const std::string& kernel : prefill_kernels)
           for (const int chunk : prefill_chunks) {
-      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = 1, .max_context = prefill,
-                              .prefill = kc::prefill_kernel_named(kernel)});
+      const kc::PagedAttentionArgs choice = prefill_choice(kernel);
+      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = 1, .max_context = prefill + 64,
+                              .emulation = choice.emulation, .prefill = choice.prefill});
       std::vector<int> toks(chunk), seqs(chunk, 0), pos(chunk);
       kvgate::Rng rng(5);
       Timer t;
@@ -665,7 +681,19 @@ int main(int argc, char** argv) try {
           fw.forward(toks, seqs, pos, n - 1);
         }
       });
-      std::printf("%-22s %-12s %8d %6d %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, chunk, ms * 1e-3, prefill / (ms * 1e-3));
+      // 32 greedy steps of the one sequence after its prefill (what a NIAH trial's answer takes).
+      std::vector<int> dt{1}, ds{0}, dp{prefill}, id(1);
+      Timer td;
+      const double decode_ms = td.median_ms(0, 1, fw.stream(), [&] {
+        for (int i = 0; i < 32; ++i) {
+          dp[0] = prefill + i;
+          fw.forward(dt, ds, dp, 0, /*greedy=*/true);
+          fw.ids_to_host(1, id.data());
+          dt[0] = 1 + id[0] % 1000;
+        }
+      });
+      std::printf("%-22s %-19s %8d %6d %10.2f %10.0f %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, chunk, ms * 1e-3,
+                  prefill / (ms * 1e-3), decode_ms * 1e-3, 3600.0 / ((ms + decode_ms) * 1e-3));
       std::fflush(stdout);
         }
   }
