@@ -103,13 +103,12 @@ void emulated_vector(const AttentionEmulation& e, const float* q, const float* k
 
 void attention_rows_emulated_ref(const AttentionArgs& a, const AttentionEmulation& e) {
   const int d = a.head_dim;
-  // Q as the kernel sees it: rounded through fp8 with q_fp8.
+  // Q as the kernel sees it (emu_q_row), one head row at a time.
   std::vector<float> qr(static_cast<std::size_t>(a.rows) * a.group * d);
   for (int r = 0; r < a.rows; ++r)
-    for (int i = 0; i < a.group * d; ++i) {
-      const float x = a.q[static_cast<std::size_t>(r) * a.q_stride + a.q_offset + i];
-      qr[static_cast<std::size_t>(r) * a.group * d + i] = e.q_fp8 ? emu_round_q(x, e.q_scale) : x;
-    }
+    for (int h = 0; h < a.group; ++h)
+      emu_q_row(e, a.q + static_cast<std::size_t>(r) * a.q_stride + a.q_offset + static_cast<std::size_t>(h) * d,
+                qr.data() + (static_cast<std::size_t>(r) * a.group + h) * d, d);
   if (!e.online()) {  // Q rounding only: the exact attention over the rounded Q
     AttentionArgs b = a;
     b.q = qr.data();

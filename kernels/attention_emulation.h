@@ -8,6 +8,8 @@
 //  - q_fp8: Q is quantized as vLLM does before FA3: fp8 e4m3 of q / q_scale (RNE, saturating),
 //    times q_scale. One static per-tensor scale (vLLM's q_scale, 1.0 uncalibrated; FA3's
 //    q_descale is per (sequence, KV head) and vLLM expands the scalar to that shape).
+//  - q_vec_dot: Q as llama.cpp's CPU flash attention converts it to the K type's vec_dot type
+//    (emu_q_row): q8_0 blocks of 32 along head_dim, or f16, in the basis of the K cache's rotation.
 //  - Every other switch needs the paged online softmax: per 64-token page (aligned to absolute
 //    positions) the running max m, alpha = exp(m_old - m_new), p = exp(s - m_new) (fp32 values of
 //    double exps), l = l * alpha + sum(p) from the unrounded p (as FA3's row_sum).
@@ -30,11 +32,14 @@
 //    count changes the result (a fresh accumulator per split), so it is fixed: 1 unless
 //    --kernel-switches sets "attention_splits".
 #pragma once
+#include <math.h>
+
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/float_formats.h"
 #include "kernels/fp8_formats.h"
+#include "kernels/hadamard.h"
 
 namespace kvgate::kernels {
 
@@ -61,6 +66,10 @@ struct AttentionEmulation {
   int splits = 1;              // KV splits of each row, merged in fp32
   AttentionNumerics numerics = AttentionNumerics::kExact;  // not an emulation: the fast kernels honour it
   QVecDot q_vec_dot = QVecDot::kNone;
+  // The K cache's block Hadamard rotation (KvFormatSpec::k_rotation_block, llama.cpp's attn_rot; 0:
+  // none). llama.cpp rotates Q with K, so q_vec_dot rounds the rotated Q. Set by the engines from the
+  // KV format, not a switch.
+  int q_vec_dot_rot = 0;
   // Any switch set: the CUDA engine runs the generic kernel's emulating instantiation.
   KV_HD bool active() const { return q_fp8 || q_vec_dot != QVecDot::kNone || pv_fp8 || pv_accum != PvAccum::kFp32; }
   // The paged online-softmax algorithm is needed (exact attention otherwise, with Q rounded).
@@ -76,6 +85,52 @@ KV_HD float emu_round_q(float x, float scale) { return fp8_e4m3_to_f32(f32_to_fp
 KV_HD float engine_round(float x) { return bf16_to_f32(f32_to_bf16(x)); }
 // A softmax weight (0..1) as FA3 feeds it to the FP8 MMA: e4m3, no scale.
 KV_HD float emu_round_p(float p) { return fp8_e4m3_to_f32(f32_to_fp8_e4m3(p)); }
+
+constexpr int kQ8Block = 32;  // llama.cpp's QK8_0
+
+// n <= 32 values of Q as one q8_0 block, back to floats (code * fp16 d), as llama.cpp's x86 build
+// quantizes a row for its vec_dot (ggml-cpu/arch/x86/quants.c quantize_row_q8_0, the AVX/AVX2 path
+// that -march=native compiles on any AVX machine): d = amax / 127 stored as fp16 (RNE), codes
+// x * (127 / amax) rounded to nearest even (vroundps). Not quantize_row_q8_0_ref's roundf(x / d):
+// that one rounds ties away from zero and multiplies by 1 / d, one fp32 rounding apart.
+KV_HD void emu_q8_0_block(const float* x, float* out, int n) {
+  float amax = 0.0f;
+  for (int j = 0; j < n; ++j) amax = fmaxf(amax, fabsf(x[j]));
+  const float d = f16_to_f32(f32_to_f16(amax / 127.0f));
+  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int j = 0; j < n; ++j) out[j] = rintf(x[j] * id) * d;
+}
+
+// The values a thread of the CUDA kernel rounds at once (emu_q_row on a span that starts on a
+// multiple of it rounds as the whole row does): a rotation block, or a q8_0 block.
+KV_HD int emu_q_span(const AttentionEmulation& e) {
+  return e.q_vec_dot != QVecDot::kNone && e.q_vec_dot_rot > 0 ? e.q_vec_dot_rot : kQ8Block;
+}
+
+// One head's query row of d values (q and out may be the same) as the Q.K products see it: fp8
+// (q_fp8); with q_vec_dot, rotated by the K cache's block rotation if it has one, rounded to q8_0
+// blocks of 32 from the row's start or to f16, and rotated back (H / sqrt(n) is its own inverse), so
+// that its dot product with the cache's un-rotated K is llama.cpp's rotated Q with its rotated K;
+// bf16 (engine numerics); or as computed. A last block of fewer than 32 values is its own block
+// (llama.cpp needs head_dim % 32 == 0).
+KV_HD void emu_q_row(const AttentionEmulation& e, const float* q, float* out, int d) {
+  if (e.q_fp8) {
+    for (int j = 0; j < d; ++j) out[j] = emu_round_q(q[j], e.q_scale);
+  } else if (e.q_vec_dot != QVecDot::kNone) {
+    if (out != q)
+      for (int j = 0; j < d; ++j) out[j] = q[j];
+    if (e.q_vec_dot_rot > 0) hadamard_blocks_inplace(out, d, e.q_vec_dot_rot);
+    if (e.q_vec_dot == QVecDot::kQ8_0)
+      for (int b = 0; b < d; b += kQ8Block) emu_q8_0_block(out + b, out + b, d - b < kQ8Block ? d - b : kQ8Block);
+    else
+      for (int j = 0; j < d; ++j) out[j] = f16_to_f32(f32_to_f16(out[j]));
+    if (e.q_vec_dot_rot > 0) hadamard_blocks_inplace(out, d, e.q_vec_dot_rot);
+  } else if (e.numerics == AttentionNumerics::kEngine) {
+    for (int j = 0; j < d; ++j) out[j] = bf16_to_f32(f32_to_bf16(q[j]));
+  } else if (out != q) {
+    for (int j = 0; j < d; ++j) out[j] = q[j];
+  }
+}
 
 // x truncated toward zero to 13 mantissa bits (FP22), as a float.
 KV_HD float emu_trunc_fp22(double x) {

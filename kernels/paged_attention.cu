@@ -139,7 +139,7 @@ __device__ __forceinline__ void store_partial(const PagedAttentionArgs& a, const
 }
 
 // NQ: the query vectors a block holds (4 for GQA-4 decode, 16 otherwise); loops over NQ unroll.
-// EMU: engine emulation (a.emulation): per query vector split ranges, fp8 Q and P, double exps,
+// EMU: engine emulation (a.emulation): per query vector split ranges, rounded Q, fp8 P, double exps,
 // P.V per 32-token k-step through emu_accumulate.
 template <KvFamily F, int NQ, bool EMU>
 __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec c, PagedAttentionArgs a) {
@@ -167,8 +167,15 @@ __global__ void __launch_bounds__(kThreads) paged_attention_kernel(KvLayerCodec 
   for (int i = threadIdx.x; i < nq * d; i += kThreads) {
     const int qi = i / d, j = i % d;
     const float x = a.q[static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d + j];
-    if constexpr (EMU) Qs[i] = emu.q_fp8 ? emu_round_q(x, emu.q_scale) : x;
-    else Qs[i] = emu.numerics == AttentionNumerics::kEngine ? engine_round(x) : x;
+    Qs[i] = !EMU && emu.numerics == AttentionNumerics::kEngine ? engine_round(x) : x;
+  }
+  if constexpr (EMU) {  // Q rounded as the CPU twin rounds it (emu_q_row), one span (emu_q_span) a thread
+    __syncthreads();
+    const int span = emu_q_span(emu), spans = (d + span - 1) / span;
+    for (int b = threadIdx.x; b < nq * spans; b += kThreads) {
+      float* row = Qs + (b / spans) * d + (b % spans) * span;
+      emu_q_row(emu, row, row, min(span, d - (b % spans) * span));
+    }
   }
   if (threadIdx.x < NQ) {
     const int qi = threadIdx.x;

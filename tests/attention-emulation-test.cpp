@@ -1,12 +1,14 @@
 // The engine-emulation switches of the attention (attention_emulation.h) change results the way
 // the engines' kernels do: the Hopper FP8 accumulator (FP22, truncated) loses accuracy as the
-// context grows, two-level promotion brings it back, fp8 Q costs at most fp8's precision, and
-// fresh accumulators per split shrink the error. CPU twin only (the CUDA kernel matches it in
+// context grows, two-level promotion brings it back, fp8 Q costs at most fp8's precision, fresh
+// accumulators per split shrink the error, and q_vec_dot rounds Q value for value as llama.cpp's
+// x86 build does (hand-computed q8_0 blocks). CPU twin only (the CUDA kernel matches it in
 // test-kernels). References are fp64.
 #include <cmath>
 #include <vector>
 
 #include "kernels/attention_emulation.h"
+#include "kernels/hadamard.h"
 #include "tests/catch_compat.hpp"
 #include "harness/core/rng.h"
 #include "kernels/ops_ref.h"
@@ -197,4 +199,109 @@ TEST_CASE("emulation: fp8 Q costs at most fp8's precision; fp8 P is bounded too"
   INFO("fp8 P: max |diff| " << max_p8);
   CHECK(max_p8 > 0);
   CHECK(max_p8 <= (0.0625 + 0.001 * in.ctx) * max_v);
+}
+
+TEST_CASE("emulation: q_vec_dot rounds Q as llama.cpp's x86 build converts it (q8_0 blocks, f16)", "[emulation]") {
+  const AttentionEmulation q8{.q_vec_dot = QVecDot::kQ8_0}, f16{.q_vec_dot = QVecDot::kF16};
+  auto rounded = [](const AttentionEmulation& e, std::vector<float> x) {
+    std::vector<float> out(x.size(), NAN);
+    emu_q_row(e, x.data(), out.data(), static_cast<int>(x.size()));
+    return out;
+  };
+  // amax 127 x 2^-4: d = 2^-4 exactly (fp16 too), 127 / amax = 16, so the codes are x * 16. Ties go
+  // to the even code (vroundps), not away from zero (roundf): 2.5 -> 2, -2.5 -> -2, 3.5 -> 4.
+  std::vector<float> a(32, 0.0f);
+  const float step = 0.0625f;
+  a[0] = 127 * step, a[1] = 5 * step, a[2] = 2.5f * step, a[3] = -2.5f * step, a[4] = 3.5f * step, a[5] = -1.3f * step;
+  const std::vector<float> ra = rounded(q8, a);
+  CHECK(ra[0] == 127 * step);
+  CHECK(ra[1] == 5 * step);
+  CHECK(ra[2] == 2 * step);
+  CHECK(ra[3] == -2 * step);
+  CHECK(ra[4] == 4 * step);
+  CHECK(ra[5] == -1 * step);
+  CHECK(ra[6] == 0.0f);
+  // A block of zeros: d = 0, the inverse taken as 0 (no NaN).
+  for (float x : rounded(q8, std::vector<float>(32, 0.0f))) CHECK(x == 0.0f);
+  // The largest magnitude negative: amax = 12.7, d = fp16(0.1) = 1638 x 2^-14 = 0.0999755859375;
+  // -12.7 -> code -127, 5 -> 50, each times the fp16 d.
+  std::vector<float> b(32, 0.0f);
+  b[7] = -12.7f, b[8] = 5.0f, b[9] = 1.0f;
+  const std::vector<float> rb = rounded(q8, b);
+  CHECK(rb[7] == -127 * 0.0999755859375f);
+  CHECK(rb[7] == -12.6968994140625f);
+  CHECK(rb[8] == 4.998779296875f);
+  CHECK(rb[9] == 0.999755859375f);  // code 10
+  // d's fp16 rounding: amax 1 gives d = 1/127 = 0.0078740..., in fp16 1032 x 2^-17, so the largest
+  // value comes back as 127 x 1032 x 2^-17 = 0.99993896484375, not 1; 0.25 -> 31.75 -> code 32.
+  std::vector<float> c(32, 0.0f);
+  c[31] = 1.0f, c[30] = 0.25f;
+  const std::vector<float> rc = rounded(q8, c);
+  CHECK(rc[31] == 0.99993896484375f);
+  CHECK(rc[30] == 32 * 1032 * 0x1p-17f);
+  // Blocks of 32 from the row's start, each with its own scale: the row a | c rounds as a and c do,
+  // and a span that starts on a block boundary rounds as the whole row does (the CUDA kernel's use).
+  std::vector<float> ac(a);
+  ac.insert(ac.end(), c.begin(), c.end());
+  std::vector<float> rac = rounded(q8, ac), expect(ra);
+  expect.insert(expect.end(), rc.begin(), rc.end());
+  CHECK(rac == expect);
+  std::vector<float> second(32);
+  emu_q_row(q8, ac.data() + 32, second.data(), 32);
+  CHECK(second == rc);
+  // A row of 48: the last 16 values are a block of their own (amax 1 there, 7.9375 in the first).
+  std::vector<float> r48(a);
+  r48.insert(r48.end(), c.begin() + 16, c.end());
+  const std::vector<float> rr48 = rounded(q8, r48);
+  CHECK(rr48[47] == 0.99993896484375f);
+  CHECK(rr48[46] == rc[30]);
+  CHECK(rr48[2] == 2 * step);
+  // A rotated cache (llama.cpp's attn_rot, H_64 / 8 here): Q is rounded in the rotated basis and
+  // rotated back. q = H (a | c) rounds to H (round(a) | round(c)); H's sums of these dyadic values
+  // are exact in fp32.
+  AttentionEmulation q8rot = q8;
+  q8rot.q_vec_dot_rot = 64;
+  CHECK(emu_q_span(q8rot) == 64);
+  CHECK(emu_q_span(q8) == 32);
+  std::vector<float> hq(ac), hexpect(expect);
+  hadamard_blocks_inplace(hq.data(), 64, 64);
+  hadamard_blocks_inplace(hexpect.data(), 64, 64);
+  const std::vector<float> rhq = rounded(q8rot, hq);
+  for (int j = 0; j < 64; ++j) CHECK(rhq[j] == kvtest::Approx(hexpect[j]).margin(1e-6));
+  CHECK(rounded(q8, hq) != rhq);  // without the rotation the blocks and their scales differ
+  // In place, as the CUDA kernel rounds shared memory.
+  std::vector<float> in_place(b);
+  emu_q_row(q8, in_place.data(), in_place.data(), 32);
+  CHECK(in_place == rb);
+  // f16: round to nearest even, subnormals kept, below 2^-25 zero.
+  const std::vector<float> rf = rounded(f16, {1.0f / 3.0f, -2049.0f, 1e-5f, 1e-8f});
+  CHECK(rf[0] == 0.333251953125f);
+  CHECK(rf[1] == -2048.0f);  // a tie at 2048's ulp of 2: to the even mantissa
+  CHECK(rf[2] == 168 * 0x1p-24f);  // 1e-5 is a half subnormal: 167.77 x 2^-24 -> 168
+  CHECK(rf[3] == 0.0f);
+  // The other Q roundings of the same function: fp8 (q_fp8), bf16 (engine numerics), none.
+  CHECK(rounded({.q_fp8 = true}, {1000.0f})[0] == 448.0f);
+  CHECK(rounded({.numerics = AttentionNumerics::kEngine}, {1.0f / 3.0f})[0] == 0.333984375f);
+  CHECK(rounded({}, {1.0f / 3.0f})[0] == 1.0f / 3.0f);
+}
+
+TEST_CASE("emulation: q_vec_dot q8_0 is exact attention over the rounded Q, within q8_0's precision", "[emulation]") {
+  const Inputs in = random_inputs(1024, 128, 19);
+  const std::vector<double> ref = exact(in, in.q);
+  std::vector<float> qr(in.q.size());
+  emu_q_row({.q_vec_dot = QVecDot::kQ8_0}, in.q.data(), qr.data(), in.d);
+  double max_err = 0;  // half a code of each block's d (d within 2^-11 of amax / 127)
+  for (int b = 0; b < in.d; b += 32) {
+    double amax = 0;
+    for (int j = b; j < b + 32; ++j) amax = std::max(amax, double(std::fabs(in.q[j])));
+    for (int j = b; j < b + 32; ++j) max_err = std::max(max_err, std::fabs(double(qr[j]) - in.q[j]) / (amax / 127));
+  }
+  CHECK(max_err <= 0.5 + 128 * 0x1p-11);
+  const std::vector<float> out = run(in, {.q_vec_dot = QVecDot::kQ8_0});
+  CHECK(rel_error(out, exact(in, qr)) < 1e-6);
+  const double rel = rel_error(out, ref);
+  INFO("q8_0 Q: relative error " << rel);
+  CHECK(rel > 1e-6);  // the effect is there
+  CHECK(rel < rel_error(run(in, {.q_fp8 = true}), ref));  // 8 bits a value beat e4m3's 3 mantissa bits
+  CHECK(rel_error(run(in, {.q_vec_dot = QVecDot::kF16}), ref) < rel / 4);  // f16's 11 bits beat q8_0
 }

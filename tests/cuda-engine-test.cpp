@@ -307,6 +307,7 @@ TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the s
   const std::vector<nlohmann::json> switch_sets = {
       {{"q_fp8", true}},
       {{"q_fp8", true}, {"pv_fp8", true}, {"pv_accum", "reduced"}},
+      {{"q_vec_dot", "q8_0"}},
       {{"pv_fp8", true}, {"pv_accum", "two_level"}, {"pv_promote_every", 64}, {"attention_splits", 2}},
   };
   for (const std::string f : {"bf16", "fp8_e4m3"})

@@ -147,6 +147,8 @@ TEST_CASE("run --kernel-switches: engine emulation recorded in run.json; a bad s
       {R"({"pv_fp8": true, "pv_promote_every": 64})", "needs \"pv_accum\": \"two_level\""},
       {R"({"q_scale": 0.5})", "needs \"q_fp8\""},
       {R"({"q_fp8": 1})", "true or false"},
+      {R"({"q_vec_dot": "q4_0"})", "\"q_vec_dot\" = \"q4_0\" is not valid"},
+      {R"({"q_vec_dot": "q8_0", "q_fp8": true})", "keep one"},
       {R"({"qfp8": true})", "unknown switch \"qfp8\""},
   };
   for (const auto& [value, message] : bad) {

@@ -196,3 +196,30 @@ TEST_CASE("kernel switches: \"prefill\" picks the CUDA prefill kernel; bad value
   CHECK_THROWS_AS(resolve_kernel_switches({{"prefill", "fast"}}), kvgate::Error);
   CHECK_THROWS_AS(resolve_kernel_switches({{"prefill", true}}), kvgate::Error);
 }
+
+TEST_CASE("kernel switches: \"q_vec_dot\" rounds Q as llama.cpp's CPU attention; bad values and q_fp8 with it are errors",
+          "[engine]") {
+  using kvgate::kernels::QVecDot;
+  using kvtest::contains;
+  CHECK(resolve_kernel_switches(json::object()).attention.q_vec_dot == QVecDot::kNone);
+  const auto q8 = resolve_kernel_switches({{"q_vec_dot", "q8_0"}}).attention;
+  CHECK(q8.q_vec_dot == QVecDot::kQ8_0);
+  CHECK(q8.active());   // the CUDA engine runs the emulating kernel for it
+  CHECK(!q8.online());  // Q rounding only: exact attention over the rounded Q
+  CHECK(resolve_kernel_switches({{"q_vec_dot", "f16"}}).attention.q_vec_dot == QVecDot::kF16);
+  CHECK(resolve_kernel_switches({{"q_vec_dot", "q8_0"}, {"pv_fp8", true}}).attention.online());
+  for (const json& bad : {json("q4_0"), json("Q8_0"), json(true), json(8)}) {
+    INFO(bad.dump());
+    CHECK_THROWS_WITH(resolve_kernel_switches({{"q_vec_dot", bad}}), contains("\"q_vec_dot\" = " + bad.dump() + " is not valid"));
+    CHECK_THROWS_WITH(resolve_kernel_switches({{"q_vec_dot", bad}}), contains("\"q8_0\" (Q in q8_0 blocks of 32"));
+  }
+  CHECK_THROWS_WITH(resolve_kernel_switches({{"q_vec_dot", "q8_0"}, {"q_fp8", true}}), contains("keep one"));
+  CHECK_NOTHROW(resolve_kernel_switches({{"q_vec_dot", "f16"}, {"q_fp8", false}}));
+  CHECK_THAT(kernel_switches_help(), contains("\"q_vec_dot\": \"q8_0\"|\"f16\""));
+  // The CPU engine takes it alone: an emulation switch, not a CUDA-only one.
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "m", tiny());
+  auto engine = make_engine(model, {.device = "cpu", .kernel_switches = {{"q_vec_dot", "q8_0"}}});
+  CHECK(engine->describe()["kernel_switches"]["q_vec_dot"] == "q8_0");
+  CHECK_THAT(engine->describe()["precision"].get<std::string>(), contains("emulating an engine kernel"));
+}

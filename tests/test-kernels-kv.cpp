@@ -420,6 +420,9 @@ std::string emu_text(const kk::AttentionEmulation& e) {
   if (!e.active()) return "";
   std::string t = ",emu={";
   if (e.q_fp8) t += "q_fp8" + (e.q_scale != 1.0f ? ":" + std::to_string(e.q_scale) : std::string()) + ";";
+  if (e.q_vec_dot == kk::QVecDot::kQ8_0) t += "q_vec_dot:q8_0;";
+  if (e.q_vec_dot == kk::QVecDot::kF16) t += "q_vec_dot:f16;";
+  if (e.q_vec_dot != kk::QVecDot::kNone && e.q_vec_dot_rot) t += "rot:" + std::to_string(e.q_vec_dot_rot) + ";";
   if (e.pv_fp8) t += "pv_fp8;";
   if (e.pv_accum == kk::PvAccum::kReduced) t += "reduced;";
   if (e.pv_accum == kk::PvAccum::kTwoLevel) t += "two_level:" + std::to_string(e.pv_promote_every) + ";";
@@ -503,14 +506,13 @@ struct PagedAttentionCase final : KernelCase {
       for (int i = 0; i < rows; ++i)
         for (int h = 0; h < heads; ++h) {
           const int kvh = h / group, b = window ? std::max(0, pos[i] - window + 1) : 0;
+          std::vector<float> qr(d);  // Q as the emulated kernel rounds it
+          kk::emu_q_row(emu, q[s].data() + (static_cast<std::size_t>(i) * heads + h) * d, qr.data(), d);
           std::vector<double> sc;
           double mx = -INFINITY;
           for (int t = b; t <= pos[i]; ++t) {
             double dot = 0;
-            for (int j = 0; j < d; ++j) {
-              const float x = q[s][(static_cast<std::size_t>(i) * heads + h) * d + j];
-              dot += double(emu.q_fp8 ? kk::emu_round_q(x, emu.q_scale) : x) * kh[kvh][static_cast<std::size_t>(t) * d + j];
-            }
+            for (int j = 0; j < d; ++j) dot += double(qr[j]) * kh[kvh][static_cast<std::size_t>(t) * d + j];
             sc.push_back(dot / std::sqrt(double(d)));
             mx = std::max(mx, sc.back());
           }
@@ -674,6 +676,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
 
   // Engine emulation (--kernel-switches): {format, params, seqs, ctx, rows, heads, kv_heads, d, window, emulation}.
   using kk::PvAccum;
+  using kk::QVecDot;
   const json fp8_scaled = {{"k_scale", 0.05}, {"v_scale", 0.02}};
   struct EmuCase {
     const char* format;
@@ -697,6 +700,16 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       {"int4_per_token_head", json::object(), 2, 200, 24, 4, 4, 64, 0,
        {.pv_fp8 = true, .pv_accum = PvAccum::kTwoLevel, .pv_promote_every = 32, .splits = 3}},
       {"q8_0", json::object(), 2, 130, 1, 4, 1, 256, 0, {.q_fp8 = true, .pv_fp8 = true, .pv_accum = PvAccum::kReduced, .splits = 2}},
+      // llama.cpp's Q vec_dot rounding, on the caches it pairs with: q8_0 blocks for q8_0 and q4_0 (in
+      // the basis of their K rotation, as the engines set it: head_dim 128 -> 128, 64 -> 64; and
+      // unrotated), f16 for f16; a prefill tile of 3 rows x GQA 4; a head_dim of 80 (a last block of 16).
+      {"q8_0", json::object(), 2, 300, 1, 8, 2, 128, 0, {.q_vec_dot = QVecDot::kQ8_0, .q_vec_dot_rot = 128}},
+      {"q4_0", json::object(), 2, 300, 3, 8, 2, 128, 0, {.q_vec_dot = QVecDot::kQ8_0, .q_vec_dot_rot = 128}},
+      {"q4_0", {{"rotate", false}}, 2, 300, 1, 8, 2, 128, 0, {.q_vec_dot = QVecDot::kQ8_0}},
+      {"fp16", json::object(), 2, 300, 1, 8, 2, 128, 0, {.q_vec_dot = QVecDot::kF16}},
+      {"q4_0", json::object(), 1, 200, 1, 4, 1, 64, 0,
+       {.pv_fp8 = true, .splits = 2, .q_vec_dot = QVecDot::kQ8_0, .q_vec_dot_rot = 64}},
+      {"fp16", json::object(), 1, 150, 2, 4, 2, 80, 0, {.q_vec_dot = QVecDot::kQ8_0}},
   };
   for (const EmuCase& c : emu_cases) {
     auto pc = std::make_unique<PagedAttentionCase>(c.format, c.params, c.seqs, c.ctx, c.rows, c.heads, c.kv_heads, c.d, c.window);

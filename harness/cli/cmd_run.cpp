@@ -152,7 +152,8 @@ void register_run(CLI::App& app, Commands& commands) {
       ->check(CLI::ExistingFile);
   sub->add_option("--kernel-switches", o->kernel_switches,
                   "Reference backend: engine-kernel switches as a JSON object or @FILE, e.g. '{\"q_fp8\": true, "
-                  "\"pv_fp8\": true, \"pv_accum\": \"reduced\"}' (recorded in run.json; docs/reference-decoder.md lists them)");
+                  "\"pv_fp8\": true, \"pv_accum\": \"reduced\"}' or '{\"q_vec_dot\": \"q8_0\"}' (llama.cpp's Q rounding) (recorded in "
+                  "run.json; docs/reference-decoder.md lists them)");
   sub->add_option("--threads", o->threads, "Reference backend on CPU: threads per sequence (--concurrency sequences run at once)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
   sub->add_option("--max-batch", o->max_batch, "Reference backend: sequences decoded at once (the rest wait)")

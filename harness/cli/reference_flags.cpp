@@ -23,7 +23,7 @@ void add_reference_flags(CLI::App* sub, ReferenceFlags& f, bool kv, bool kv_requ
     sub->add_option("--kernel-switches", f.kernel_switches,
                     "Engine-kernel switches as a JSON object or @FILE, e.g. '{\"q_fp8\": true, \"pv_fp8\": true, "
                     "\"pv_accum\": \"reduced\"}' (FA3's fp8 Q and P.V, Hopper's FP22 accumulator, the two_level fix; "
-                    "recorded; docs/reference-decoder.md lists them)");
+                    "llama.cpp's Q rounding, \"q_vec_dot\": \"q8_0\"|\"f16\"; recorded; docs/reference-decoder.md lists them)");
   }
   sub->add_option("--device", f.device, "cuda or cpu (default: cuda when a GPU is present; recorded)")
       ->check(CLI::IsMember({"cuda", "cpu"}));

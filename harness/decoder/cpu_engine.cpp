@@ -41,7 +41,9 @@ class CpuEngine final : public Engine {
     switches_ = o.kernel_switches.is_object() ? o.kernel_switches : nlohmann::json::object();
     const ModelConfig& c = model_->config();
     shape_ = {.layers = c.num_layers, .kv_heads = c.num_kv_heads, .head_dim = c.head_dim};
-    record_ = kernels::resolve_kv_format(o.kv, shape_).record();  // a bad format fails here, not per request
+    const kernels::KvFormatSpec spec = kernels::resolve_kv_format(o.kv, shape_);  // a bad format fails here, not per request
+    record_ = spec.record();
+    attention_.q_vec_dot_rot = spec.k_rotation_block;  // llama.cpp rounds Q rotated as its K cache is
     absmax_.k.assign(c.num_layers, std::vector<float>(c.num_kv_heads, 0.0f));
     absmax_.v = absmax_.k;
   }

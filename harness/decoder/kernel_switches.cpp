@@ -8,7 +8,7 @@ namespace kvgate::decoder {
 
 std::string kernel_switches_help() {
   return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
-         "\"cuda_graphs\": true|false, \"gemv\": true|false|0-4, "
+         "\"q_vec_dot\": \"q8_0\"|\"f16\", \"cuda_graphs\": true|false, \"gemv\": true|false|0-4, "
          "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
          "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\"";
 }
@@ -38,6 +38,13 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
     } else if (key == "q_fp8" || key == "pv_fp8") {
       if (!v.is_boolean()) throw bad(key, v, "true or false");
       (key == "q_fp8" ? k.attention.q_fp8 : k.attention.pv_fp8) = v.get<bool>();
+    } else if (key == "q_vec_dot") {
+      if (v == "q8_0") k.attention.q_vec_dot = kernels::QVecDot::kQ8_0;
+      else if (v == "f16") k.attention.q_vec_dot = kernels::QVecDot::kF16;
+      else
+        throw bad(key, v,
+                  "\"q8_0\" (Q in q8_0 blocks of 32, as llama.cpp's CPU attention reads a q8_0 or q4_0 cache) or \"f16\" "
+                  "(Q in f16, as it reads an f16 cache)");
     } else if (key == "q_scale") {
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 || v.get<double>() > 1e30)
         throw bad(key, v, "a finite number > 0 (the per-tensor Q scale; vLLM's uncalibrated default is 1.0)");
@@ -71,6 +78,9 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
     }
   }
   if (has_scale && !k.attention.q_fp8) throw Error("--kernel-switches: \"q_scale\" needs \"q_fp8\": true");
+  if (k.attention.q_fp8 && k.attention.q_vec_dot != kernels::QVecDot::kNone)
+    throw Error("--kernel-switches: \"q_fp8\" and \"q_vec_dot\" both round Q (vLLM's fp8 Q for FlashAttention-3, "
+                "llama.cpp's vec_dot type): keep one");
   if (k.attention.pv_accum != kernels::PvAccum::kFp32 && !k.attention.pv_fp8)
     throw Error("--kernel-switches: \"pv_accum\" \"reduced\"/\"two_level\" emulate the FP8 tensor-core accumulator: set "
                 "\"pv_fp8\": true too");

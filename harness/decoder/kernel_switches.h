@@ -5,6 +5,8 @@
 //   "attention_splits": 1..128         KV splits per row (CUDA: the work split; with emulation:
 //                                      part of the numerics, default 1)
 //   "q_fp8": bool, "q_scale": x > 0    Q through fp8 e4m3 with a per-tensor scale (default 1.0)
+//   "q_vec_dot": "q8_0" | "f16"        Q as llama.cpp's CPU attention converts it for its Q.K dot
+//                                      products (q8_0 blocks of 32; f16); not with q_fp8
 //   "pv_fp8": bool                     softmax weights through fp8 e4m3 before P.V
 //   "pv_accum": "fp32" | "reduced" | "two_level"   P.V accumulator (reduced / two_level need pv_fp8)
 //   "pv_promote_every": 32..65536      two_level: tokens between promotions, a multiple of 32

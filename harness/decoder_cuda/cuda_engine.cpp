@@ -24,6 +24,7 @@
 #include "harness/decoder/score.h"
 #include "harness/decoder/session.h"
 #include "harness/decoder_cuda/cuda_forward.h"
+#include "kernels/kv_format.h"
 
 namespace kvgate::decoder {
 
@@ -50,8 +51,14 @@ class CudaEngine final : public Engine {
   CudaEngine(std::shared_ptr<const Model> model, const EngineOptions& options) : model_(std::move(model)), options_(options) {
     if (kernels::cuda_device_count() == 0)
       throw Error("--device cuda: no CUDA device (" + kernels::cuda_describe() + "); use --device cpu");
-    const KernelSwitches k = resolve_kernel_switches(options_.kernel_switches);
+    KernelSwitches k = resolve_kernel_switches(options_.kernel_switches);
     const kc::GemmType gemm = k.gemm == "fp32" ? kc::GemmType::kF32 : kc::GemmType::kBf16;
+    const ModelConfig& mc = model_->config();
+    // llama.cpp rounds Q rotated as its K cache is (q_vec_dot); a bad format fails in CudaForward.
+    if (k.attention.q_vec_dot != kernels::QVecDot::kNone)
+      k.attention.q_vec_dot_rot =
+          kernels::resolve_kv_format(options_.kv, {.layers = mc.num_layers, .kv_heads = mc.num_kv_heads, .head_dim = mc.head_dim})
+              .k_rotation_block;
     attention_ = k.attention;
     // Engine numerics by default: the user's engine multiplies bf16 operands, and one tensor-core
     // product per element instead of three makes a long prefill 2-3x faster
