@@ -2,8 +2,9 @@
 // score_continuation) on make-model checkpoints: the same greedy tokens, logits to 1e-2 relative
 // with bf16 GEMMs (1e-4 with fp32 GEMMs), for several architectures and every KV format (kivi2
 // through its materialized cache, quantized at the CPU store's steps);
-// concurrent calls decoded together give each caller its own sequence; decode steps replayed as
-// CUDA graphs give what launching every kernel gives. Needs a GPU (label gpu).
+// concurrent calls decoded together give each caller its own sequence; generation calls prefilled
+// together give each prompt's tokens alone; decode steps replayed as CUDA graphs give what
+// launching every kernel gives. Needs a GPU (label gpu).
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -649,5 +650,158 @@ TEST_CASE("CUDA greedy: the chunked argmax picks what sample_ref picks", "[cuda]
     CHECK(got[1] == best);
     CHECK(got[3] == 0);
     CHECK(got[4] == 0);
+  }
+}
+
+namespace {
+
+// `other` equals `alone`, or first parts from it where the alone run's logits (engine.score, one
+// request at a time) put the two tokens within 1e-2 of the largest |logit|: the GEMMs of another row
+// count round bf16 activations differently, so such a tie can go either way.
+bool same_or_near_tie(Engine& engine, const std::vector<int>& prompt, const std::vector<int>& alone, const std::vector<int>& other) {
+  if (alone == other) return true;
+  std::size_t i = 0;
+  while (i < alone.size() && i < other.size() && alone[i] == other[i]) ++i;
+  if (i == alone.size() || i == other.size()) return false;  // one stopped early: no parting token to weigh
+  std::vector<float> l;
+  engine.score(prompt, alone, [&](int p, std::span<const float> x) {
+    if (p == static_cast<int>(i)) l.assign(x.begin(), x.end());
+  });
+  REQUIRE(!l.empty());
+  float top = 0;
+  for (float v : l) top = std::max(top, std::abs(v));
+  const float gap = l[alone[i]] - l[other[i]];
+  WARN("tokens part at position " << i << ": " << alone[i] << " alone vs " << other[i] << ", logit gap " << gap
+                                  << " (largest |logit| " << top << ")");
+  return gap >= 0 && gap <= 1e-2f * top;
+}
+
+}  // namespace
+
+// The engine's layout of a batched prefill (prefill_together in cuda_engine.cpp): several sequences'
+// rows in one forward, a finishing sequence's last row at the end (a tile of its own, its other rows
+// earlier in the same forward), a sequence continued in the next forward. Each last row's logits are
+// those of the sequence prefilled alone.
+TEST_CASE("CUDA forward: rows of several sequences in one forward give each sequence's logits alone", "[cuda]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const ModelConfig& c = model->config();
+  const int vocab = c.vocab_size;
+  auto w = CudaWeights::upload(*model, kvgate::kernels::cuda::GemmType::kBf16);
+  const std::vector<int> lengths = {5, 40, 300};
+  std::vector<std::vector<int>> prompts;
+  for (int i = 0; i < 3; ++i) prompts.push_back(random_prompt(lengths[i], vocab, 900 + i));
+  // Alone: each prompt in one forward of its own slot.
+  std::vector<std::vector<float>> alone(3, std::vector<float>(vocab));
+  {
+    CudaForward fw(c, w, {.max_rows = 512, .max_seqs = 3, .max_context = 512});
+    for (int s = 0; s < 3; ++s) {
+      const int n = lengths[s];
+      std::vector<int> seqs(n, s), pos(n);
+      for (int i = 0; i < n; ++i) pos[i] = i;
+      fw.forward(prompts[s], seqs, pos, n - 1);
+      fw.logits_to_host(1, alone[s].data());
+    }
+  }
+  struct Rows {
+    std::vector<int> tokens, seqs, pos;
+    void add(const std::vector<int>& prompt, int s, int from, int to) {  // positions [from, to)
+      for (int p = from; p < to; ++p) {
+        tokens.push_back(prompt[p]);
+        seqs.push_back(s);
+        pos.push_back(p);
+      }
+    }
+  };
+  auto check = [&](const std::vector<float>& got, int s) {
+    INFO("sequence " << s << " of " << lengths[s] << " tokens");
+    const double e = rel_error(got, alone[s]);
+    WARN("sequence " << s << ": relative logit difference to alone " << e);
+    CHECK(e <= 1e-2);
+  };
+  SECTION("all three finish in one forward") {
+    CudaForward fw(c, w, {.max_rows = 512, .max_seqs = 3, .max_context = 512});
+    Rows r;
+    for (int s = 0; s < 3; ++s) r.add(prompts[s], s, 0, lengths[s] - 1);
+    for (int s = 0; s < 3; ++s) r.add(prompts[s], s, lengths[s] - 1, lengths[s]);
+    const int rows = static_cast<int>(r.tokens.size());
+    fw.forward(r.tokens, r.seqs, r.pos, rows - 3);
+    std::vector<float> l(static_cast<std::size_t>(3) * vocab);
+    fw.logits_to_host(3, l.data());
+    for (int s = 0; s < 3; ++s) check(std::vector<float>(l.begin() + s * vocab, l.begin() + (s + 1) * vocab), s);
+  }
+  SECTION("one sequence continues into the next forward") {
+    CudaForward fw(c, w, {.max_rows = 512, .max_seqs = 3, .max_context = 512});
+    Rows first, second;
+    first.add(prompts[2], 2, 0, 150);  // the long one: half now, not finishing
+    first.add(prompts[0], 0, 0, 4);
+    first.add(prompts[0], 0, 4, 5);    // the short one finishes: its last row at the end
+    fw.forward(first.tokens, first.seqs, first.pos, static_cast<int>(first.tokens.size()) - 1);
+    std::vector<float> l(vocab);
+    fw.logits_to_host(1, l.data());
+    check(l, 0);
+    second.add(prompts[2], 2, 150, 299);
+    second.add(prompts[1], 1, 0, 39);
+    second.add(prompts[2], 2, 299, 300);
+    second.add(prompts[1], 1, 39, 40);
+    fw.forward(second.tokens, second.seqs, second.pos, static_cast<int>(second.tokens.size()) - 2);
+    std::vector<float> l2(static_cast<std::size_t>(2) * vocab);
+    fw.logits_to_host(2, l2.data());
+    check(std::vector<float>(l2.begin(), l2.begin() + vocab), 2);
+    check(std::vector<float>(l2.begin() + vocab, l2.end()), 1);
+  }
+}
+
+// Generation requests admitted together are prefilled together (512-row chunks shared out): prompts
+// past a chunk and shorter than a page, each caller's greedy tokens those of its prompt generated
+// alone; a bad token among them fails that caller alone. Callers that reach the worker while it is busy
+// are admitted together; whichever way they arrive, every result must equal the alone run.
+TEST_CASE("CUDA engine: generation requests prefilled together give each prompt's tokens alone", "[cuda]") {
+  kvtest::TempDir tmp;
+  auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
+  const int vocab = model->config().vocab_size;
+  EngineOptions o;
+  o.device = "cuda";
+  o.max_batch = 4;
+  auto engine = make_cuda_engine(model, o);
+  REQUIRE(engine->describe()["prefill_chunk"] == 512);
+  const std::vector<int> lengths = {1100, 5, 700, 40, 530};  // 5 callers: one waits for a slot
+  std::vector<std::vector<int>> prompts, alone;
+  GenerateOptions g;
+  g.max_tokens = 12;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    prompts.push_back(random_prompt(lengths[i], vocab, 700 + i));
+    alone.push_back(engine->generate(prompts[i], g).tokens);
+    REQUIRE(alone.back().size() == 12u);
+  }
+  const int n = static_cast<int>(prompts.size());
+  {
+    std::vector<std::future<Generation>> futures;
+    for (int i = 0; i < n; ++i) futures.push_back(std::async(std::launch::async, [&, i] { return engine->generate(prompts[i], g); }));
+    for (int i = 0; i < n; ++i) {
+      const Generation got = futures[i].get();
+      INFO("caller " << i << ", prompt of " << lengths[i] << " tokens");
+      CHECK(got.prompt_tokens == lengths[i]);
+      CHECK(same_or_near_tie(*engine, prompts[i], alone[i], got.tokens));
+    }
+  }
+  // Caller 2's prompt holds a token past the vocabulary: it fails, the others finish as before.
+  std::vector<int> bad = prompts[2];
+  bad[300] = vocab + 5;
+  std::vector<std::future<Generation>> futures;
+  for (int i = 0; i < n; ++i)
+    futures.push_back(std::async(std::launch::async, [&, i] { return engine->generate(i == 2 ? bad : prompts[i], g); }));
+  for (int i = 0; i < n; ++i) {
+    INFO("caller " << i << ", prompt of " << lengths[i] << " tokens");
+    if (i == 2) {
+      try {
+        futures[i].get();
+        FAIL("a prompt with an out-of-vocabulary token was accepted");
+      } catch (const kvgate::Error& e) {
+        CHECK_THAT(std::string(e.what()), contains("vocabulary"));
+      }
+      continue;
+    }
+    CHECK(same_or_near_tie(*engine, prompts[i], alone[i], futures[i].get().tokens));
   }
 }

@@ -1,6 +1,7 @@
 // make_cuda_engine (engine.h): the CUDA engine. One worker thread owns the device: callers of
 // generate()/score() queue a request and wait; the worker prefills new requests (chunks of max_rows
-// rows; kivi2: the CPU Session's chunks, prefill_chunk()), then runs one decode step for every
+// rows; generation requests admitted together share each chunk, prefill_together(); scoring requests
+// and kivi2 one at a time, kivi2 in the CPU Session's chunks, prefill_chunk()), then runs one decode step for every
 // active sequence together (one forward over a batch of rows, so throughput grows with the batch),
 // samples each on the device (greedy: the argmax; temperature: kernels::cuda::sample_rows, the CPU
 // path's sampler rule and Rng stream, sampling.h), and finishes sequences on stop tokens, stop strings or
@@ -15,6 +16,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
@@ -207,11 +209,17 @@ class CudaEngine final : public Engine {
           queue_.pop_front();
         }
       }
+      // Generation requests admitted together are prefilled together (prefill_together); scoring
+      // requests and kivi2 prompts (whose reads depend on its chunking) one at a time.
+      std::vector<std::unique_ptr<Request>> together;
       for (auto& r : admitted) {
         try {
           if (r->scoring) {
             score_request(*r);
             finish(std::move(r), nullptr);
+          } else if (!kivi()) {
+            if (prepare_generation(*r)) finish(std::move(r), nullptr);
+            else together.push_back(std::move(r));
           } else if (start_generation(*r)) {
             finish(std::move(r), nullptr);
           } else {
@@ -221,6 +229,7 @@ class CudaEngine final : public Engine {
           finish(std::move(r), std::current_exception());
         }
       }
+      if (!together.empty()) prefill_together(std::move(together));
       if (!active_.empty()) {
         try {
           decode_step();
@@ -261,6 +270,16 @@ class CudaEngine final : public Engine {
 
   // Prefill and the first token; true when the request is already finished.
   bool start_generation(Request& r) {
+    if (prepare_generation(r)) return true;
+    int token = -1;
+    prefill(r.slot, r.prompt, 0, static_cast<int>(r.prompt.size()) - 1, [&](int, int rows) { token = pick(r, rows - 1); });
+    r.pos = static_cast<int>(r.prompt.size());
+    return accept(r, token);
+  }
+
+  // A generation request's checks (tokens, context) and decode state before its prefill; true when
+  // it is already finished (no tokens asked for).
+  bool prepare_generation(Request& r) {
     r.generation.prompt_tokens = static_cast<int>(r.prompt.size());
     r.generation.finish_reason = "length";
     check_tokens(r.prompt);
@@ -274,10 +293,107 @@ class CudaEngine final : public Engine {
                   std::to_string(forward_->options().max_context) + " tokens");
     r.rng = std::make_unique<Rng>(r.gen.seed);
     for (const std::string& s : r.gen.stop) r.longest_stop = std::max(r.longest_stop, s.size());
-    int token = -1;
-    prefill(r.slot, r.prompt, 0, static_cast<int>(r.prompt.size()) - 1, [&](int, int rows) { token = pick(r, rows - 1); });
-    r.pos = static_cast<int>(r.prompt.size());
-    return accept(r, token);
+    r.pos = 0;
+    return false;
+  }
+
+  // Prefills the prompts of several checked generation requests together: each forward takes up to
+  // prefill_chunk() rows, shared out in equal blocks (a request needing less than its share leaves
+  // the rest to the others), each request's rows consecutive and ascending. A request whose prompt
+  // ends in this forward gives its last row at the end of the forward, so the logits rows
+  // [first_logit, rows) are exactly the finishing requests' last rows, in order. That row is a tile
+  // of its own while its sequence's other rows sit earlier in the same forward: every layer writes
+  // all rows' K/V (qkv_split_write) before its attention reads the cache, so it sees them. One
+  // request alone runs exactly the chunks prefill() runs.
+  //
+  // Determinism: another request's rows change the row count of the cuBLAS GEMMs and the attention's
+  // split count (sized per call from the tiles), which may round differently, so a prompt prefilled
+  // beside others matches it prefilled alone up to fp32 rounding; decode steps already batch
+  // concurrent sequences, so concurrent results were equal only up to that rounding before. Greedy
+  // tokens are equal except at near ties.
+  void prefill_together(std::vector<std::unique_ptr<Request>> reqs) {
+    const int chunk = prefill_chunk();
+    std::vector<int> tokens, seqs, pos, take;
+    std::vector<Request*> finishing;
+    while (!reqs.empty()) {
+      // Rows per request: equal shares of what is left, until the chunk is full or every prompt placed.
+      const int k = static_cast<int>(reqs.size());
+      take.assign(k, 0);
+      int left = chunk, open = k;
+      while (left > 0 && open > 0) {
+        const int share = std::max(1, left / open);
+        open = 0;
+        for (int i = 0; i < k && left > 0; ++i) {
+          const int rest = static_cast<int>(reqs[i]->prompt.size()) - reqs[i]->pos - take[i];
+          const int t = std::min({share, rest, left});
+          take[i] += t;
+          left -= t;
+          open += rest - t > 0;
+        }
+      }
+      // Pages first, request by request: a full KV pool fails the request that asked, not the forward.
+      bool dropped = false;
+      for (int i = 0; i < k; ++i) {
+        if (take[i] == 0) continue;
+        try {
+          forward_->cache().reserve(reqs[i]->slot, reqs[i]->pos + take[i]);
+        } catch (...) {
+          finish(std::move(reqs[i]), std::current_exception());
+          dropped = true;
+        }
+      }
+      if (dropped) {
+        std::erase_if(reqs, [](const auto& r) { return !r; });
+        continue;
+      }
+      tokens.clear();
+      seqs.clear();
+      pos.clear();
+      finishing.clear();
+      const auto add = [&](const Request& r, int p) {
+        tokens.push_back(r.prompt[p]);
+        seqs.push_back(r.slot);
+        pos.push_back(p);
+      };
+      for (int i = 0; i < k; ++i) {
+        Request& r = *reqs[i];
+        const bool ends = r.pos + take[i] == static_cast<int>(r.prompt.size());
+        for (int p = r.pos; p < r.pos + take[i] - (ends ? 1 : 0); ++p) add(r, p);
+        if (ends) finishing.push_back(&r);
+      }
+      for (Request* r : finishing) add(*r, static_cast<int>(r->prompt.size()) - 1);
+      const int rows = static_cast<int>(tokens.size()), first = rows - static_cast<int>(finishing.size());
+      std::vector<int> ids(finishing.size(), -1);
+      try {
+        forward_->forward(tokens, seqs, pos, first);
+        // The first tokens: every greedy row's argmax at once, sampled rows one draw each.
+        bool any_greedy = false;
+        for (const Request* r : finishing) any_greedy |= r->gen.sampler.temperature <= 0.0;
+        if (any_greedy) forward_->argmax(static_cast<int>(finishing.size()), ids.data());
+        for (std::size_t j = 0; j < finishing.size(); ++j) {
+          Request& r = *finishing[j];
+          if (r.gen.sampler.temperature <= 0.0) continue;
+          const kernels::cuda::SampleRow draw{r.gen.sampler, r.rng->uniform()};
+          forward_->sample(static_cast<int>(j), {&draw, 1}, &ids[j]);
+        }
+      } catch (...) {  // the device failed the shared forward: every request in it fails
+        const std::exception_ptr e = std::current_exception();
+        for (auto& r : reqs) finish(std::move(r), e);
+        return;
+      }
+      for (int i = 0; i < k; ++i) reqs[i]->pos += take[i];
+      for (std::size_t j = 0; j < finishing.size(); ++j) {
+        const auto it = std::find_if(reqs.begin(), reqs.end(), [&](const auto& r) { return r.get() == finishing[j]; });
+        std::unique_ptr<Request> r = std::move(*it);
+        try {
+          if (accept(*r, ids[j])) finish(std::move(r), nullptr);
+          else active_.push_back(std::move(r));
+        } catch (...) {
+          finish(std::move(r), std::current_exception());
+        }
+      }
+      std::erase_if(reqs, [](const auto& r) { return !r; });
+    }
   }
 
   // The next token of logits row `row` of the last forward (greedy or sampled on the device).

@@ -21,13 +21,16 @@
 //               at batches of 1-4 the GEMVs with the kernel before them fused in (gemv.h)
 //   sampling    (--sampling) a sampled step's draw at each of --batches: the host path (copy the logits
 //               back, sample_ref a row at a time) against sample_rows on the device (sampling.h)
-//   prefill     tokens/s of one sequence's prefill at `--prefill N[,M...]` tokens per KV format
+//   prefill     tokens/s of prefill at `--prefill N[,M...]` tokens per KV format
 //               (`--prefill-formats`, default bf16), attention kernel (`--prefill-kernels`: tensor_core,
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
 //               engine numerics, Q and P in bf16, else exact) and rows per forward call
-//               (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch)); then 32
-//               greedy decode steps after it, and the trials an hour of a NIAH trial of that length
-//               with 32 output tokens (prefill + 32 steps, one sequence at a time)
+//               (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch)), and
+//               sequences prefilled together (`--prefill-batch B[,...]`, default 1: each forward holds
+//               chunk / B consecutive rows of each of B sequences, all advancing together, their last
+//               rows at the end as the engine places them); then 32 greedy decode steps at batch B, and
+//               the trials an hour of NIAH trials of that length with 32 output tokens
+//               (B x 3600 / (prefill + 32 steps))
 //   prefill attention  (--prefill-attention N[,M...], no model needed) one 512-row chunk's attention
 //               alone at the end of an N-token sequence, per --prefill-formats and --prefill-kernels:
 //               time per launch, TFLOPS (4 x head_dim flops per query vector and visible token; the
@@ -420,10 +423,12 @@ constexpr const char* kUsage =
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,tensor_core+engine,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
-    "                         [--prefill-chunks 256,512] [--attention-pdl] [--launches N] [--tokens N]\n"
+    "                         [--prefill-chunks 256,512] [--prefill-batch 1,2,4,8] [--attention-pdl] [--launches N] [--tokens N]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
+    "  --prefill-batch B,...  sequences prefilled together (default 1), each forward chunk / B rows of each,\n"
+    "                then 32 decode steps at batch B; tokens/s and trials/h count all B\n"
     "  --sampling    a sampled step's draw per --batches: the host sampler against the device's\n"
     "  --attention-pdl  the decode attention table's two kernels (split pass, merge) launched with\n"
     "                programmatic dependent launch, as the engine's decode steps launch them\n"
@@ -444,7 +449,7 @@ int main(int argc, char** argv) try {
   bool model = true, profile_steps = false;
   std::vector<int> prefills = {32768}, prefill_attention;
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
-  std::vector<int> prefill_chunks = {512};
+  std::vector<int> prefill_chunks = {512}, prefill_batches = {1};
   std::vector<std::string> decode_kernels = {"tensor_core", "cuda_core"};
   std::vector<int> attention_heads = {32};
   std::vector<bool> graph_modes = {true};
@@ -490,6 +495,13 @@ int main(int argc, char** argv) try {
         const int n = integer(c);
         if (n < 1 || n > 4096) throw kvgate::Error("--prefill-chunks: rows per forward call, 1..4096, not " + c);
         prefill_chunks.push_back(n);
+      }
+    } else if (a == "--prefill-batch") {
+      prefill_batches.clear();
+      for (const auto& c : split(next())) {
+        const int b = integer(c);
+        if (b < 1 || b > 64) throw kvgate::Error("--prefill-batch: sequences prefilled together, 1..64, not " + c);
+        prefill_batches.push_back(b);
       }
     } else if (a == "--prefill-attention") {
       for (const auto& c : split(next()))
@@ -548,6 +560,11 @@ int main(int argc, char** argv) try {
   if (reps < 1 || launches < 1 || total < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 ||
       std::count(contexts.begin(), contexts.end(), 0) > 0)
     throw kvgate::Error("--reps, --launches, --tokens, --decode-context, --batches and --contexts take values of at least 1");
+  for (const int chunk : prefill_chunks)
+    for (const int batch : prefill_batches)
+      if (chunk < batch)
+        throw kvgate::Error("--prefill-batch " + std::to_string(batch) + " needs --prefill-chunks of at least " +
+                            std::to_string(batch) + " rows (one row of each sequence a forward), not " + std::to_string(chunk));
   std::printf("device: %s\n", kk::cuda_describe().c_str());
   const double bw = copy_bandwidth(reps);
   std::printf("copy bandwidth (device-to-device, read + write): %.3f TB/s\n\n", bw / 1e12);
@@ -656,46 +673,60 @@ int main(int argc, char** argv) try {
         }
       }
     if (!prefills.empty())
-      std::printf("\nprefill of one sequence, then 32 decode steps\n%-22s %-19s %8s %6s %10s %10s %10s %10s\n", "kv", "attention", "tokens",
-                  "chunk", "seconds", "tokens/s", "decode32_s", "trials/h");
+      std::printf("\nprefill of `batch` sequences together, then 32 decode steps at that batch\n"
+                  "%-22s %-19s %8s %6s %5s %10s %10s %10s %10s\n",
+                  "kv", "attention", "tokens", "chunk", "batch", "seconds", "tokens/s", "decode32_s", "trials/h");
     for (const int prefill : prefills)
       for (const std::string& f : prefill_formats)
         for (const std::string& kernel : prefill_kernels)
-          for (const int chunk : prefill_chunks) {
+          for (const int chunk : prefill_chunks)
+            for (const int batch : prefill_batches) {
       const kc::PagedAttentionArgs choice = prefill_choice(kernel);
-      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = 1, .max_context = prefill + 64,
+      CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = batch, .max_context = prefill + 64,
                               .emulation = choice.emulation, .prefill = choice.prefill});
-      std::vector<int> toks(chunk), seqs(chunk, 0), pos(chunk);
+      // Each forward: `per` consecutive rows of every sequence, all advancing together; in the last,
+      // each sequence's last row at the end (the engine's layout: the logits rows are those rows).
+      const int per = chunk / batch;
+      std::vector<int> toks, seqs, pos;
       kvgate::Rng rng(5);
       Timer t;
       const double ms = t.median_ms(0, 1, fw.stream(), [&] {
-        for (int t0 = 0; t0 < prefill; t0 += chunk) {
-          const int n = std::min(chunk, prefill - t0);
-          toks.resize(n);
-          seqs.assign(n, 0);
-          pos.resize(n);
-          for (int i = 0; i < n; ++i) {
-            toks[i] = static_cast<int>(rng.below(cfg.vocab_size));
-            pos[i] = t0 + i;
-          }
-          fw.forward(toks, seqs, pos, n - 1);
+        for (int t0 = 0; t0 < prefill; t0 += per) {
+          const int n = std::min(per, prefill - t0);
+          const bool last = t0 + n == prefill;
+          toks.clear();
+          seqs.clear();
+          pos.clear();
+          auto add = [&](int b, int p) {
+            toks.push_back(static_cast<int>(rng.below(cfg.vocab_size)));
+            seqs.push_back(b);
+            pos.push_back(p);
+          };
+          for (int b = 0; b < batch; ++b)
+            for (int i = 0; i < n - (last ? 1 : 0); ++i) add(b, t0 + i);
+          if (last)
+            for (int b = 0; b < batch; ++b) add(b, prefill - 1);
+          const int rows = static_cast<int>(toks.size());
+          fw.forward(toks, seqs, pos, last ? rows - batch : rows);
         }
       });
-      // 32 greedy steps of the one sequence after its prefill (what a NIAH trial's answer takes).
-      std::vector<int> dt{1}, ds{0}, dp{prefill}, id(1);
+      // 32 greedy steps of the B sequences after their prefill (what a NIAH trial's answer takes).
+      std::vector<int> dt(batch, 1), ds(batch), dp(batch), id(batch);
+      for (int b = 0; b < batch; ++b) ds[b] = b;
       Timer td;
       const double decode_ms = td.median_ms(0, 1, fw.stream(), [&] {
         for (int i = 0; i < 32; ++i) {
-          dp[0] = prefill + i;
+          std::fill(dp.begin(), dp.end(), prefill + i);
           fw.forward(dt, ds, dp, 0, /*greedy=*/true);
-          fw.ids_to_host(1, id.data());
-          dt[0] = 1 + id[0] % 1000;
+          fw.ids_to_host(batch, id.data());
+          for (int b = 0; b < batch; ++b) dt[b] = 1 + id[b] % 1000;
         }
       });
-      std::printf("%-22s %-19s %8d %6d %10.2f %10.0f %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, chunk, ms * 1e-3,
-                  prefill / (ms * 1e-3), decode_ms * 1e-3, 3600.0 / ((ms + decode_ms) * 1e-3));
+      std::printf("%-22s %-19s %8d %6d %5d %10.2f %10.0f %10.2f %10.0f\n", f.c_str(), kernel.c_str(), prefill, chunk, batch,
+                  ms * 1e-3, static_cast<double>(batch) * prefill / (ms * 1e-3), decode_ms * 1e-3,
+                  batch * 3600.0 / ((ms + decode_ms) * 1e-3));
       std::fflush(stdout);
-        }
+            }
   }
   return 0;
 } catch (const std::exception& e) {
