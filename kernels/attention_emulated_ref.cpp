@@ -46,7 +46,8 @@ void emulated_split(const AttentionEmulation& e, const float* q, const float* k,
     for (int t = t0; t < t1; ++t) {
       const float pt = m_new == kNegInf ? 0.0f : static_cast<float>(std::exp(static_cast<double>(s[t - p0] - m_new)));
       sum += pt;
-      p[t - p0] = e.pv_fp8 ? emu_round_p(pt) : pt;
+      // Engine numerics without pv_fp8: P is the bf16 operand of FlashAttention's P.V.
+      p[t - p0] = e.pv_fp8 ? emu_round_p(pt) : e.numerics == AttentionNumerics::kEngine ? bf16_to_f32(f32_to_bf16(pt)) : pt;
     }
     if (m_new != kNegInf) alpha = static_cast<float>(std::exp(static_cast<double>(r.m - m_new)));
     r.l = std::fma(r.l, alpha, sum);
@@ -116,6 +117,8 @@ void attention_rows_emulated_ref(const AttentionArgs& a, const AttentionEmulatio
     b.q_offset = 0;
     b.out = a.out + a.q_offset;  // the output keeps its own stride and head offset
     b.out_stride = a.out_stride;
+    b.bf16_q = false;  // Q is the emulation's operand, rounded above
+    b.bf16_p = e.numerics == AttentionNumerics::kEngine;
     // attention_rows_ref adds q_offset to both q and out; the offset now lives in `out`.
     attention_rows_ref(b);
     return;

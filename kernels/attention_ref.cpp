@@ -2,10 +2,14 @@
 // CUDA decode-attention kernels. Every query reads K and V as the store returns them (dequantized),
 // its own token included: that is what an engine's decode step does, and why a quantized cache's
 // error shows in every position (seed 001: prefill-only perplexity never reads the cache).
+// Engine numerics (bf16_q, bf16_p) round the two operands FlashAttention-2/3 and FlashInfer feed
+// their bf16 tensor cores: Q, and the softmax weights p = exp(s - max) before P.V; the row sum comes
+// from the unrounded p (FlashAttention's row_sum) and every sum stays fp32.
 #include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu_lanes.h"
+#include "kernels/float_formats.h"
 #include "kernels/kv_store.h"
 #include "kernels/ops_ref.h"
 
@@ -67,6 +71,8 @@ KV_ALWAYS_INLINE void scores(const float* q, const float* k, int n, int d, float
   for (; j < n; ++j) s[j] = dot_fixed(q, k + static_cast<std::size_t>(j) * d, d) * scale;
 }
 
+KV_ALWAYS_INLINE float round_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
+
 // Cache rows [begin, end) that query row r attends to.
 KV_ALWAYS_INLINE void row_range(const AttentionArgs& a, int r, int& begin, int& end) {
   const int pos = a.q_pos[r];
@@ -85,6 +91,18 @@ void attention_rows(const AttentionArgs& a) {
   const int d = a.head_dim, len = a.ctx - a.first;
   for (int h = 0; h < a.group; ++h) {
     const std::size_t head = static_cast<std::size_t>(a.q_offset) + static_cast<std::size_t>(h) * d;
+    // The bf16 Q of this head lives in its output slot until the softmax clears it: no workspace.
+    const float* q = a.q;
+    std::size_t q_stride = a.q_stride;
+    if (a.bf16_q) {
+      for (int r = 0; r < a.rows; ++r) {
+        const float* src = a.q + static_cast<std::size_t>(r) * a.q_stride + head;
+        float* dst = a.out + static_cast<std::size_t>(r) * a.out_stride + head;
+        for (int i = 0; i < d; ++i) dst[i] = round_bf16(src[i]);
+      }
+      q = a.out;
+      q_stride = a.out_stride;
+    }
     for (int j0 = a.first; j0 < a.ctx; j0 += kKeyBlock) {
       const int j1 = std::min(a.ctx, j0 + kKeyBlock);
       for (int r = 0; r < a.rows; ++r) {
@@ -92,7 +110,7 @@ void attention_rows(const AttentionArgs& a) {
         row_range(a, r, begin, end);
         const int lo = std::max(j0, begin), hi = std::min(j1, end);
         if (lo < hi)
-          scores(a.q + static_cast<std::size_t>(r) * a.q_stride + head, a.k + static_cast<std::size_t>(lo - a.first) * d,
+          scores(q + static_cast<std::size_t>(r) * q_stride + head, a.k + static_cast<std::size_t>(lo - a.first) * d,
                  hi - lo, d, a.scale, a.scores + static_cast<std::size_t>(r) * len + (lo - a.first));
       }
     }
@@ -110,7 +128,11 @@ void attention_rows(const AttentionArgs& a) {
         sum += s[j];
       }
       const double inv = 1.0 / sum;
-      for (int j = 0; j < n; ++j) s[j] = static_cast<float>(s[j] * inv);
+      // Engine: bf16(p) * (1 / l) equals FlashAttention's (sum bf16(p) v) / l up to fp32 rounding.
+      if (a.bf16_p)
+        for (int j = 0; j < n; ++j) s[j] = static_cast<float>(round_bf16(s[j]) * inv);
+      else
+        for (int j = 0; j < n; ++j) s[j] = static_cast<float>(s[j] * inv);
       float* out = a.out + static_cast<std::size_t>(r) * a.out_stride + head;
       for (int i = 0; i < d; ++i) out[i] = 0.0f;
     }
@@ -165,7 +187,9 @@ void attention_kv_ref(const KvAttentionArgs& a, const KvStore& store, AttentionW
                         .out_stride = width,
                         .window = a.window,
                         .scale = a.scale,
-                        .scores = ws.scores.data()};
+                        .scores = ws.scores.data(),
+                        .bf16_q = a.emulation.numerics == AttentionNumerics::kEngine,
+                        .bf16_p = a.emulation.numerics == AttentionNumerics::kEngine};
     if (a.emulation.active()) attention_rows_emulated_ref(rows, a.emulation);
     else attention_rows_ref(rows);
   }

@@ -125,6 +125,9 @@ struct AttentionArgs {
   int window = 0;
   float scale = 1.0f;
   float* scores = nullptr;    // workspace [rows][ctx - first]
+  // Engine numerics (AttentionNumerics::kEngine): Q rounded to bf16 before the scores; the softmax
+  // weights p = exp(s - max) rounded to bf16 before P.V, the row sum taken from the unrounded p.
+  bool bf16_q = false, bf16_p = false;
 };
 void attention_rows_ref(const AttentionArgs& a);
 // The same rows under engine-kernel emulation (attention_emulation.h): Q rounded through fp8
@@ -135,6 +138,7 @@ void attention_rows_emulated_ref(const AttentionArgs& a, const AttentionEmulatio
 // The whole attention of one layer reading the KV store, as a decode step reads the engine's cache:
 // for each KV head, K/V of positions 0..max(q_pos) are read (dequantized) once from `store`, then
 // every query row attends to them. q [rows][heads*head_dim] -> out [rows][heads*head_dim].
+// emulation.numerics kEngine rounds Q and P to bf16 (AttentionArgs::bf16_q, bf16_p).
 struct KvAttentionArgs {
   const float* q = nullptr;
   float* out = nullptr;

@@ -223,6 +223,13 @@ void metadata_section(Markup& m, const Comparison& c) {
   extra("results read", [](const compare::RunInfo& r) {
     return std::to_string(r.results) + (r.torn_tail_bytes ? " (a cut-short last line skipped)" : "");
   });
+  // The reference decoder's attention numerics, beside the engine facts (a server computes as its engine does).
+  const auto numerics = [](const compare::RunInfo& r) { return r.run ? run_facts(r.run->manifest).attention_numerics : std::string(); };
+  if (std::any_of(c.runs.begin(), c.runs.end(), [&](const compare::RunInfo& r) { return !numerics(r).empty(); }))
+    extra("attention numerics", [&](const compare::RunInfo& r) {
+      const std::string v = numerics(r);
+      return v.empty() ? std::string("\u2013") : v;
+    });
   for (std::size_t f = 0; f < rows[0].size(); ++f) {
     m.open("tr");
     cell(m, rows[0][f].first);

@@ -42,6 +42,7 @@ std::string run_line(const Comparison& c, std::size_t i) {
   if (!engine_name(f).empty()) parts.push_back(engine_name(f));
   if (!f.model.empty()) parts.push_back(f.model);
   if (!f.kv_format.empty()) parts.push_back("KV " + f.kv_format);
+  if (!f.attention_numerics.empty()) parts.push_back(f.attention_numerics + " attention numerics");
   std::string s = "**" + md(c.runs[i].label) + "**";
   if (!parts.empty()) {
     s += " (";

@@ -15,6 +15,7 @@ namespace kvgate::reports {
 struct RunFacts {
   std::string label, backend, endpoint, model, api;
   std::string engine, engine_version;  // run.json engine.summary (the driver's probe), else engine.{name,version}
+  std::string attention_numerics;      // the reference decoder's engine.attention_numerics ("exact" when absent)
   std::string kv_format;               // kv.format, else what the engine reported (kv.engine_reported)
   std::string kv_details;              // the other kv fields, "key value, ..."
   std::string sampling;                // "temperature 0, top_p 1, max_tokens 512, seed 7, ..."

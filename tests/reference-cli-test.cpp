@@ -331,3 +331,55 @@ TEST_CASE("calibrate: scales and the SGLang export; --kv-scales loads both back;
   CHECK(bad.exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(s.tmp.file("x.json")));
 }
+
+TEST_CASE("run --numerics: recorded in run.json; compare flags a mode mismatch; a contradiction is exit 2", "[e2e][reference][numerics]") {
+  Setup s;
+  const auto run = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> a = {"run", "--tasks", s.tasks, "--out", out, "--backend", "reference", "--model-dir", s.model,
+                                  "--kv-format", "bf16", "--device", "cpu", "--temperature", "0", "--progress", "none"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_kvgate(a);
+  };
+  // Trials any text passes (a letter or a space), so that compare has scores on both sides.
+  std::string any;
+  for (int i = 0; i < 3; ++i)
+    any += json{{"id", "any/" + std::to_string(i)},
+                {"task", "golden"},
+                {"bucket", 0},
+                {"input", {{"messages", {{{"role", "user"}, {"content", "Say something " + std::to_string(i)}}}}, {"max_tokens", 12}}},
+                {"target", {" ", "a", "e", "i", "o", "u", "n", "s", "t", "r", "l"}},
+                {"grader", {{"name", "contains"}}}}
+               .dump() +
+           "\n";
+  s.tasks = s.tmp.file("any.jsonl");
+  kvtest::write_text(s.tasks, any);
+  const std::string exact = s.tmp.file("exact"), engine = s.tmp.file("engine");
+  auto r = run(exact, {});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run(engine, {"--numerics", "engine"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json me = json::parse(kvtest::read_text(exact + "/run.json")), mg = json::parse(kvtest::read_text(engine + "/run.json"));
+  CHECK(me["engine"]["attention_numerics"] == "exact");  // the CPU's default
+  CHECK(mg["engine"]["attention_numerics"] == "engine");
+  CHECK(mg["kv"]["kernel_switches"]["numerics"] == "engine");
+  auto c = run_kvgate({"compare", exact, engine});
+  INFO(c.out << c.err);
+  CHECK_THAT(c.out, kvtest::contains("differs: attention numerics exact -> engine"));
+  // --numerics and a "numerics" switch that disagree: exit 2 naming both, nothing written.
+  auto bad = run(s.tmp.file("bad"), {"--numerics", "exact", "--kernel-switches", R"({"numerics": "engine"})"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, kvtest::contains("--numerics exact contradicts the kernel switch \"numerics\""));
+  CHECK_FALSE(std::filesystem::exists(s.tmp.file("bad") + "/run.json"));
+  CHECK(run(s.tmp.file("bad2"), {"--numerics", "fast"}).exit_code != 0);
+  // kld: the test side in engine numerics against the exact baseline on the same bf16 cache.
+  auto k = run_kvgate({"kld", "--model-dir", s.model, "--kv-format", "bf16", "--text", s.text, "--ctx", "128", "--chunks", "2",
+                       "--device", "cpu", "--numerics", "engine", "--json"});
+  INFO(k.err);
+  REQUIRE(k.exit_code == 0);
+  const json kj = json::parse(k.out);
+  CHECK(kj["engine"]["attention_numerics"] == "engine");
+  CHECK(kj["base_attention_numerics"] == "exact");
+  CHECK(kj["kld_mean"].get<double>() > 0.0);
+}

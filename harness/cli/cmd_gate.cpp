@@ -44,6 +44,8 @@ void check_merge_flags(const GateCli& o) {
                         "--shard-count", "--max-context", "--tokenizer", "--tokenize-url", "--golden", "--gsm8k-data", "--ladder"})
     if (o.app->count(f))
       throw Error(std::string(f) + " with --merge: the shards' gate.json records the suite, the configurations and the trials: drop it");
+  if (o.app->count("--numerics"))
+    throw Error("--numerics with --merge: the shards' run.json files record the numerics they ran with: drop it");
 }
 
 void print_runs(const gate::GateResult& r) {
@@ -90,6 +92,8 @@ int ladder(const GateCli& o, gate::GateOptions g) {
   for (const char* f : {"--candidate-kv", "--candidate", "--baseline", "--candidate-label", "--shard", "--shard-count", "--dry-run"})
     if (o.app->count(f))
       throw Error(std::string(f) + " with --ladder: the ladder makes its own candidates on the reference decoder (docs/ladder.md): drop it");
+  if (o.app->count("--numerics"))
+    throw Error("--numerics with --ladder: the ladder's rungs run in the device's default numerics: drop it");
   const std::vector<gate::KvSettings> start = gate::parse_kv_settings({o.ladder}, "--ladder");
   if (start.size() != 1) throw Error("--ladder " + o.ladder + ": one format to climb with, e.g. --ladder fp8_e4m3");
   gate::LadderOptions l{.gate = std::move(g), .start = start[0], .calibration_text = o.calibration_text, .max_skip_layers = o.ladder_max_skip};
@@ -197,6 +201,11 @@ void register_gate(CLI::App& app, Commands& commands) {
   sub->add_option("--threads", t.threads, "Reference decoder on CPU: threads per sequence (--concurrency sequences run at once)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
   sub->add_option("--max-batch", t.max_batch, "Reference decoder: sequences decoded at once")->check(CLI::Range(1, 4096))->capture_default_str();
+  sub->add_option("--numerics", t.numerics,
+                  "Reference decoder: attention numerics of every configuration, exact (fp32 Q and softmax weights; the CPU "
+                  "default) or engine (Q and softmax weights rounded to bf16, fp32 accumulation, as FlashAttention/FlashInfer; "
+                  "the CUDA default); recorded in run.json, compared by the pinning check (docs/reference-decoder.md)")
+      ->check(CLI::IsMember({"exact", "engine"}));
   sub->add_option("--baseline-label", t.baseline_label, "Name of the baseline in reports and under DIR/runs/");
   sub->add_option("--candidate-label", t.candidate_labels, "Name of a candidate (repeat, in order: endpoints, then KV formats)");
   sub->add_option("--baseline-engine-log", t.baseline_engine_log, "The baseline server's startup log (provenance: docs/engine-log.md)");

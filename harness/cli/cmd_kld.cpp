@@ -41,7 +41,9 @@ int kld(const KldCli& c) {
   const std::string device = decoder::resolve_device(c.ref.device);
   const kernels::KvStoreOptions test_kv = decoder::kv_store_options(c.ref.kv);
   const kernels::KvStoreOptions base_kv{.format = c.base_format};
-  const nlohmann::json switches = decoder::parse_kernel_switches(c.ref.kernel_switches);  // the test side only
+  // The test side only: the baseline runs in the device's default numerics, so on the CPU
+  // `--kv-format bf16 --numerics engine` is the KLD of engine numerics against exact.
+  const nlohmann::json switches = reference_switches(c.ref);
   if (c.per_layer && test_kv.format == "bf16")
     throw Error("--per-layer --kv-format bf16: that is the baseline itself; give the format to test (e.g. --kv-format fp8_e4m3)");
   if (c.per_layer && c.base_format != "bf16")
@@ -74,6 +76,7 @@ int kld(const KldCli& c) {
                             {"kernel_switches", switches},
                             {"device", decoder::device_record(c.ref.device, device)},
                             {"engine", test->describe()},
+                            {"base_attention_numerics", base->describe().value("attention_numerics", "exact")},
                             {"scored", c.second_half ? "second half of each chunk (llama-perplexity)" : "every position after the first"},
                             {"definition", "KLD(base || Q) over the whole vocabulary per position, teacher-forced, every position "
                                            "attending over the cache as stored"}};
@@ -99,8 +102,11 @@ int kld(const KldCli& c) {
     return 0;
   }
   if (!c.json) {
+    const std::string numerics = context["engine"].value("attention_numerics", "exact"),
+                      base_numerics = context["base_attention_numerics"].get<std::string>();
+    const std::string modes = numerics == base_numerics ? "" : ", " + numerics + " numerics against " + base_numerics;
     std::cout << "kvgate kld: " << c.ref.model_dir << ", kv " << test_kv.format << " against " << c.base_format << " on "
-              << device << ": " << chunks.size() << " chunks of " << ctx << " tokens (" << ids.size()
+              << device << modes << ": " << chunks.size() << " chunks of " << ctx << " tokens (" << ids.size()
               << " in the text), every position reading the cache\n\n"
               << kld::chunk_header() << std::flush;
     o.on_chunk = [](int chunk, const kld::Running& r) { std::cout << kld::chunk_line(chunk, r) << std::flush; };

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string engine_log;
   std::string extra_body, api_key_env, shard, progress = "auto", ca_bundle;
   std::string kv_params, kv_skip_layers, kv_scales, kernel_switches;  // reference backend
+  std::string numerics;  // reference backend: "" (the device's default), "exact" or "engine"
   int threads = 1, max_batch = 32;
   double retry_base_s = 0.5, retry_max_s = 60.0, max_retry_after_s = 600.0, progress_interval_s = 10.0, max_error_rate = 1.0;
 };
@@ -69,7 +70,7 @@ int run(const RunOptions& o, const CLI::App& sub) {
     if (o.endpoints.empty()) throw Error("--endpoint: missing: pass the server's base URL, e.g. --endpoint http://localhost:8000/v1 (or --backend reference)");
     if (o.model.empty()) throw Error("--model: missing: pass the model name the server serves (GET BASE_URL/models lists them)");
     if (!o.model_dir.empty() || !o.device.empty()) throw Error("--model-dir and --device belong to --backend reference");
-    for (const char* flag : {"--kv-params", "--kv-skip-layers", "--kv-scales", "--kernel-switches", "--threads", "--max-batch"})
+    for (const char* flag : {"--kv-params", "--kv-skip-layers", "--kv-scales", "--kernel-switches", "--numerics", "--threads", "--max-batch"})
       if (sub.count(flag)) throw Error(std::string(flag) + " belongs to --backend reference (a server's KV settings are its own flags)");
   } else {
     if (!o.endpoints.empty()) throw Error("--endpoint belongs to --backend openai (the default); drop it for --backend reference");
@@ -95,7 +96,8 @@ int run(const RunOptions& o, const CLI::App& sub) {
                                                   .kv_format = o.kv_format,
                                                   .device = o.device,  // "" = the default, resolved by the backend and recorded as such
                                                   .kv_params = kv.params,
-                                                  .kernel_switches = decoder::parse_kernel_switches(o.kernel_switches),
+                                                  .kernel_switches = decoder::with_numerics(
+                                                      decoder::parse_kernel_switches(o.kernel_switches), o.numerics),
                                                   .threads = o.threads,
                                                   .max_batch = o.max_batch,
                                                   .stream = o.stream};
@@ -154,6 +156,11 @@ void register_run(CLI::App& app, Commands& commands) {
                   "Reference backend: engine-kernel switches as a JSON object or @FILE, e.g. '{\"q_fp8\": true, "
                   "\"pv_fp8\": true, \"pv_accum\": \"reduced\"}' or '{\"q_vec_dot\": \"q8_0\"}' (llama.cpp's Q rounding) (recorded in "
                   "run.json; docs/reference-decoder.md lists them)");
+  sub->add_option("--numerics", o->numerics,
+                  "Reference backend: attention numerics, exact (fp32 Q and softmax weights; the CPU default) or engine (Q "
+                  "and softmax weights rounded to bf16, fp32 accumulation, as FlashAttention/FlashInfer; the CUDA default). "
+                  "Sets the kernel switch \"numerics\"; recorded in run.json (docs/reference-decoder.md, \"Numerics\")")
+      ->check(CLI::IsMember({"exact", "engine"}));
   sub->add_option("--threads", o->threads, "Reference backend on CPU: threads per sequence (--concurrency sequences run at once)")
       ->check(CLI::Range(1, 1024))->capture_default_str();
   sub->add_option("--max-batch", o->max_batch, "Reference backend: sequences decoded at once (the rest wait)")

@@ -29,7 +29,7 @@ bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "
 int serve(const ServeCli& c) {
   const std::string device = decoder::resolve_device(c.ref.device);
   const kernels::KvStoreOptions kv = decoder::kv_store_options(c.ref.kv);
-  const nlohmann::json switches = decoder::parse_kernel_switches(c.ref.kernel_switches);
+  const nlohmann::json switches = reference_switches(c.ref);
   auto model = decoder::Model::load(c.ref.model_dir);
   const decoder::ModelText text = decoder::ModelText::load(c.ref.model_dir, model->config());
   auto engine = make_reference_engine(model, c.ref, kv, device, switches);

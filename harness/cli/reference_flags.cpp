@@ -5,6 +5,10 @@
 
 namespace kvgate::cli {
 
+nlohmann::json reference_switches(const ReferenceFlags& f) {
+  return decoder::with_numerics(decoder::parse_kernel_switches(f.kernel_switches), f.numerics);
+}
+
 int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 void add_reference_flags(CLI::App* sub, ReferenceFlags& f, bool kv, bool kv_required, int default_threads) {
@@ -24,6 +28,11 @@ void add_reference_flags(CLI::App* sub, ReferenceFlags& f, bool kv, bool kv_requ
                     "Engine-kernel switches as a JSON object or @FILE, e.g. '{\"q_fp8\": true, \"pv_fp8\": true, "
                     "\"pv_accum\": \"reduced\"}' (FA3's fp8 Q and P.V, Hopper's FP22 accumulator, the two_level fix; "
                     "llama.cpp's Q rounding, \"q_vec_dot\": \"q8_0\"|\"f16\"; recorded; docs/reference-decoder.md lists them)");
+    sub->add_option("--numerics", f.numerics,
+                    "Attention numerics: exact (fp32 Q and softmax weights; the CPU default) or engine (Q and softmax weights "
+                    "rounded to bf16, fp32 accumulation, as FlashAttention/FlashInfer; the CUDA default); the kernel switch "
+                    "\"numerics\" (docs/reference-decoder.md, \"Numerics\")")
+        ->check(CLI::IsMember({"exact", "engine"}));
   }
   sub->add_option("--device", f.device, "cuda or cpu (default: cuda when a GPU is present; recorded)")
       ->check(CLI::IsMember({"cuda", "cpu"}));

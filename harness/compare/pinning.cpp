@@ -34,6 +34,13 @@ std::optional<json> first(std::initializer_list<std::optional<json>> sources) {
 // nothing about the engine the endpoint probe named.
 std::optional<json> named(std::optional<json> v) { return v && v->is_string() ? v : std::nullopt; }
 
+// How the reference decoder computed attention: recorded by the engine; a reference run without
+// the field predates the switch and ran exact. Other backends compute as their engine does.
+std::optional<json> attention_numerics(const RunManifest& m) {
+  if (auto v = at(m.engine, {"attention_numerics"})) return v;
+  return m.backend == "reference" ? std::optional<json>("exact") : std::nullopt;
+}
+
 struct Source {
   std::string field, label;
   std::optional<json> (*get)(const RunManifest&);
@@ -59,6 +66,7 @@ const std::vector<Source>& sources() {
        [](const RunManifest& m) { return at(m.engine, {"log", "facts", "attention_backend"}); }},
       {"flash_attn_version", "FlashAttention version",
        [](const RunManifest& m) { return at(m.engine, {"log", "facts", "flash_attn_version"}); }},
+      {"attention_numerics", "attention numerics", attention_numerics},
       {"flash_attn", "flash attention (llama.cpp)", [](const RunManifest& m) { return at(m.engine, {"log", "facts", "flash_attn"}); }},
       {"tensor_parallel", "tensor parallel size",
        [](const RunManifest& m) { return at(m.engine, {"log", "facts", "tensor_parallel"}); }},

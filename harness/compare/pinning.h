@@ -1,7 +1,8 @@
 // The pinning check: every difference between a reference and a candidate run other than the KV
 // settings (the seeds' protocol: "pin everything: same engine version, attention backend, weights
 // and sampling; change only the KV dtype and the scale source"). Read from run.json: the endpoint
-// probe (engine.summary), the engine log (engine.log.facts, `kvgate run --engine-log`), sampling,
+// probe (engine.summary), the engine log (engine.log.facts, `kvgate run --engine-log`), the
+// reference decoder's attention numerics (engine.attention_numerics; absent = exact), sampling,
 // tasks sha256, kvgate version. KV settings (kv.*, KV cache dtype, scales, capacity, concurrency)
 // are what a comparison changes, so they are never listed.
 #pragma once

@@ -1,7 +1,10 @@
 // The CPU engine: one Session per sequence in flight (at most max_batch, kept warm between calls),
 // each with its own pool of `threads` workers. Concurrent calls decode side by side instead of
 // batching; a sequence owns its session from start to end, so every result is bit-identical
-// whatever the concurrency, and identical to a lone Session (the golden path).
+// whatever the concurrency, and identical to a lone Session (the golden path). Its attention is
+// exact unless the "numerics" switch says "engine": the CPU is the twin the CUDA kernels are checked
+// against, its speed does not depend on the mode, and the shipped demo results were measured exact
+// (docs/reference-decoder.md, "Numerics").
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -38,6 +41,8 @@ class CpuEngine final : public Engine {
       throw Error("--kernel-switches: \"gemv\" chooses the CUDA engine's kernels for small decode steps; the CPU "
                   "engine has one matrix product (drop it, or use --device cuda)");
     attention_ = k.attention;
+    attention_.numerics = resolve_numerics(k.numerics, kernels::AttentionNumerics::kExact);
+    if (k.prefill_chunk > 0) max_chunk_ = k.prefill_chunk;
     switches_ = o.kernel_switches.is_object() ? o.kernel_switches : nlohmann::json::object();
     const ModelConfig& c = model_->config();
     shape_ = {.layers = c.num_layers, .kv_heads = c.num_kv_heads, .head_dim = c.head_dim};
@@ -74,9 +79,14 @@ class CpuEngine final : public Engine {
             {"precision", attention_.active()
                               ? "weights widened to fp32; fp32 matmuls; attention over the KV store emulating an engine "
                                 "kernel (kernel_switches)"
+                          : attention_.numerics == kernels::AttentionNumerics::kEngine
+                              ? "weights widened to fp32; fp32 matmuls; attention over the KV store with Q and the softmax "
+                                "weights rounded to bf16 before the products, fp32 accumulation (engine numerics)"
                               : "weights widened to fp32; fp32 matmuls and attention (exact softmax) over the KV store"},
             {"kv", record_},
             {"kernel_switches", switches_},
+            {"attention_numerics", numerics_name(attention_.numerics)},
+            {"prefill_chunk", max_chunk_},
             {"threads", options_.threads},
             {"max_batch", options_.max_batch},
             {"batching", "none: concurrent sequences run side by side, one session each"}};
@@ -106,7 +116,8 @@ class CpuEngine final : public Engine {
     ++live_;
     lock.unlock();
     try {
-      return std::make_unique<Session>(model_, SessionOptions{.kv = options_.kv, .threads = options_.threads, .attention = attention_});
+      return std::make_unique<Session>(
+          model_, SessionOptions{.kv = options_.kv, .max_chunk = max_chunk_, .threads = options_.threads, .attention = attention_});
     } catch (...) {
       std::lock_guard<std::mutex> relock(mu_);
       --live_;
@@ -160,6 +171,7 @@ class CpuEngine final : public Engine {
   kernels::KvShape shape_;
   nlohmann::json record_;
   kernels::AttentionEmulation attention_;
+  int max_chunk_ = SessionOptions{}.max_chunk;  // rows per prefill forward ("prefill_chunk")
   nlohmann::json switches_ = nlohmann::json::object();
   std::mutex mu_;
   std::condition_variable cv_;

@@ -10,8 +10,20 @@ std::string kernel_switches_help() {
   return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
          "\"q_vec_dot\": \"q8_0\"|\"f16\", \"cuda_graphs\": true|false, \"gemv\": true|false|0-4, "
          "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
-         "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\"";
+         "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\""
+         ", \"numerics\": \"exact\"|\"engine\", \"prefill_chunk\": 64..65536 (a multiple of 64)";
 }
+
+kernels::AttentionNumerics resolve_numerics(const std::string& n, kernels::AttentionNumerics engine_default) {
+  if (n.empty()) return engine_default;
+  if (n == "exact") return kernels::AttentionNumerics::kExact;
+  if (n == "engine") return kernels::AttentionNumerics::kEngine;
+  throw Error("numerics \"" + n +
+              "\" is not valid: use \"exact\" (fp32 Q and softmax weights) or \"engine\" (Q and softmax weights "
+              "rounded to bf16 before the products, fp32 accumulation, as FlashAttention and FlashInfer compute)");
+}
+
+const char* numerics_name(kernels::AttentionNumerics n) { return n == kernels::AttentionNumerics::kEngine ? "engine" : "exact"; }
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
   if (j.is_null()) return {};
@@ -73,6 +85,19 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
                   "true (decode steps of one row on the fused GEMV, the default), false (cuBLAS for every step) or the "
                   "most rows a GEMV step takes, 0-4");
       k.has_gemv = true;
+    } else if (key == "numerics") {
+      if (!v.is_string() || (v != "exact" && v != "engine" && v != ""))
+        throw bad(key, v,
+                  "\"exact\" (fp32 Q and softmax weights; the CPU default) or \"engine\" (Q and softmax weights rounded to "
+                  "bf16 before the products, fp32 accumulation, as FlashAttention and FlashInfer compute; the CUDA default; "
+                  "\"\": the engine's default)");
+      k.numerics = v.get<std::string>();
+    } else if (key == "prefill_chunk") {
+      if (v == "") continue;  // the engine's default
+      if (!v.is_number_integer() || ((v.get<long long>() < 64 || v.get<long long>() > 65536 || v.get<long long>() % 64 != 0) &&
+                                     v.get<long long>() != 0))
+        throw bad(key, v, "rows per prefill forward pass: a multiple of 64 in 64..65536 (0 or \"\": the engine's default)");
+      k.prefill_chunk = v.get<int>();
     } else {
       throw Error("--kernel-switches: unknown switch \"" + key + "\"; " + kernel_switches_help());
     }

@@ -22,6 +22,12 @@
 //                                      norm / SwiGLU / bf16 conversion before it fused in; larger
 //                                      steps cuBLAS and separate kernels (measurements:
 //                                      docs/bench-notes/cuda-decoder-measurements.md: the GEMV wins at batch 1 only)
+//   "numerics": "exact" | "engine"     attention operand precision (attention_emulation.h): exact (fp32 Q
+//                                      and P; the CPU default) or engine (Q and P rounded to bf16 before
+//                                      the products, fp32 accumulation; the CUDA default)
+//   "prefill_chunk": 64..65536         rows per prefill forward pass, a multiple of 64 (0: the engine's
+//                                      default); identical results except kivi2, whose store
+//                                      quantizes as tokens arrive
 #pragma once
 #include <string>
 
@@ -37,6 +43,7 @@ struct KernelSwitches {
   std::string numerics;           // "" = the engine's default (CPU "exact", CUDA "engine"), or "exact" / "engine";
                                   // each engine resolves it into attention.numerics
   int attention_splits = 0;       // 0 = not set
+  int prefill_chunk = 0;          // 0 = the engine's default
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
   bool cuda_graphs = true;
   bool has_cuda_graphs = false;   // the switch was given
@@ -45,6 +52,11 @@ struct KernelSwitches {
 };
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& switches);
+
+// "exact" | "engine" as the enum; "" is `engine_default`. Anything else: an Error naming the fix.
+kernels::AttentionNumerics resolve_numerics(const std::string& numerics, kernels::AttentionNumerics engine_default);
+// The name run.json records: "exact" | "engine".
+const char* numerics_name(kernels::AttentionNumerics numerics);
 
 // The switches' names and values, one line, for error messages and docs.
 std::string kernel_switches_help();

@@ -43,6 +43,17 @@ nlohmann::json parse_kernel_switches(const std::string& v) {
   return j;
 }
 
+nlohmann::json with_numerics(nlohmann::json switches, const std::string& numerics) {
+  if (numerics.empty()) return switches;
+  resolve_numerics(numerics, kernels::AttentionNumerics::kExact);  // "exact" or "engine", else an Error naming the fix
+  if (!switches.is_object()) switches = nlohmann::json::object();
+  if (const auto it = switches.find("numerics"); it != switches.end() && *it != "" && *it != numerics)
+    throw Error("--numerics " + numerics + " contradicts the kernel switch \"numerics\": " + it->dump() +
+                ": give the attention numerics once (drop one of them)");
+  switches["numerics"] = numerics;
+  return switches;
+}
+
 nlohmann::json kv_identity(const kernels::KvStoreOptions& o) {
   nlohmann::json id = {{"format", o.format}, {"params", o.params}};
   if (auto it = o.params.find("scales"); it != o.params.end() && it->is_string())

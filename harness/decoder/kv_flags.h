@@ -28,4 +28,8 @@ nlohmann::json kv_identity(const kernels::KvStoreOptions& options);
 // the CUDA engine (EngineOptions::kernel_switches); "" is {} (exact attention).
 nlohmann::json parse_kernel_switches(const std::string& flag_value);
 
+// --numerics exact|engine: `switches` with "numerics" set to it; "" returns them unchanged. A
+// "numerics" switch (--kernel-switches, a candidate's switches=) that says otherwise is an Error.
+nlohmann::json with_numerics(nlohmann::json switches, const std::string& numerics);
+
 }  // namespace kvgate::decoder

@@ -94,6 +94,7 @@ void Session::attention(int layer, int rows) {
   for (int h = 0; h < c.num_kv_heads; ++h)
     kv_->read(layer, h, first, ctx, kv_k_.data() + h * per_head, kv_v_.data() + h * per_head);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  const bool engine = options_.attention.numerics == kernels::AttentionNumerics::kEngine;
   const int blocks = std::max(1, std::min(rows, (2 * pool_.size() + heads - 1) / heads));
   pool_.run(heads * blocks, [&](int task, int worker) {
     const int h = task % heads, b = task / heads;
@@ -118,7 +119,9 @@ void Session::attention(int layer, int rows) {
                                  .out_stride = qw,
                                  .window = window,
                                  .scale = scale,
-                                 .scores = scores.data()};
+                                 .scores = scores.data(),
+                                 .bf16_q = engine,
+                                 .bf16_p = engine};
     if (options_.attention.active()) kernels::attention_rows_emulated_ref(args, options_.attention);
     else kernels::attention_rows_ref(args);
   });

@@ -23,7 +23,7 @@ struct SessionOptions {
   kernels::KvStoreOptions kv{};  // the cache format: always explicit (recorded in run.json)
   int max_chunk = 64;          // rows per forward pass while prefilling or teacher forcing
   int threads = 1;             // CPU threads; any count gives the same results
-  kernels::AttentionEmulation attention{};  // engine-kernel emulation (--kernel-switches); off = exact
+  kernels::AttentionEmulation attention{};  // numerics and engine-kernel emulation (--kernel-switches); default exact
 };
 
 // Throws when a token id is outside [0, vocab): the tokenizer does not match the checkpoint.

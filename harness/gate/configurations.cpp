@@ -10,6 +10,7 @@
 #include "harness/core/log.h"
 #include "harness/decoder/device.h"
 #include "harness/decoder/kernel_switches.h"
+#include "harness/decoder/kv_flags.h"
 #include "harness/decoder/model_config.h"
 #include "harness/runner/engine_metadata.h"
 #include "harness/runner/http_backend.h"
@@ -78,7 +79,7 @@ Configuration reference(const Targets& t, const std::string& model_dir, const Kv
                                                         .kv_format = kv.format,
                                                         .device = decoder::resolve_device(t.device),
                                                         .kv_params = kv.kv_params(),
-                                                        .kernel_switches = kv.kernel_switches,
+                                                        .kernel_switches = decoder::with_numerics(kv.kernel_switches, t.numerics),
                                                         .threads = t.threads,
                                                         .max_batch = t.max_batch,
                                                         .stream = t.stream};
@@ -136,6 +137,8 @@ std::vector<Configuration> make_configurations(const Targets& t) {
   }
   if (!model_dir.empty()) model_dir = fs::absolute(model_dir).lexically_normal().string();
   if (!any_reference && !t.device.empty()) throw Error("--device belongs to the reference decoder (--model-dir, --candidate-kv): drop it");
+  if (!any_reference && !t.numerics.empty())
+    throw Error("--numerics belongs to the reference decoder (--model-dir, --candidate-kv); a server computes as its engine does: drop it");
 
   const std::size_t n_candidates = t.candidate_urls.size() + candidate_kv.size();
   if (t.candidate_labels.size() > n_candidates)

@@ -35,6 +35,7 @@ struct Targets {
   std::string device{};         // cuda | cpu | "" (cuda when a GPU is present; resolved and recorded)
   int threads = 1;              // reference decoder on CPU: threads per sequence
   int max_batch = 32;           // reference decoder: sequences decoded at once
+  std::string numerics{};       // reference decoder: --numerics exact | engine ("" = the device's default), every configuration
   std::string baseline_label{};
   std::vector<std::string> candidate_labels{};  // in candidate order: endpoints first, then KV formats
   std::string baseline_engine_log{};
