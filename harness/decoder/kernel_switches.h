@@ -26,8 +26,8 @@
 //                                      and P; the CPU default) or engine (Q and P rounded to bf16 before
 //                                      the products, fp32 accumulation; the CUDA default)
 //   "prefill_chunk": 64..65536         rows per prefill forward pass, a multiple of 64 (0: the engine's
-//                                      default); identical results except kivi2, whose store
-//                                      quantizes as tokens arrive
+//                                      default); identical results on the CPU except kivi2, whose
+//                                      store quantizes as tokens arrive; on CUDA up to fp32 rounding
 #pragma once
 #include <string>
 

@@ -65,8 +65,9 @@ class CudaEngine final : public Engine {
     // Engine numerics by default: the user's engine multiplies bf16 operands, and one tensor-core
     // product per element instead of three makes a long prefill 2-3x faster
     // (docs/reference-decoder.md, "Numerics").
-    attention_.numerics = k.numerics == "exact" ? kernels::AttentionNumerics::kExact : kernels::AttentionNumerics::kEngine;
+    attention_.numerics = resolve_numerics(k.numerics, kernels::AttentionNumerics::kEngine);
     prefill_ = kc::prefill_kernel_named(k.prefill);
+    if (k.prefill_chunk > 0) kivi_chunk_ = k.prefill_chunk;
     if (prefill_ == kc::PrefillKernel::kBf16x3 && attention_.numerics == kernels::AttentionNumerics::kEngine)
       throw Error("--kernel-switches: \"prefill\": \"bf16x3\" is a term count of exact numerics; add \"numerics\": \"exact\" "
                   "(or drop \"prefill\": engine numerics already take one bf16 term of Q and P)");
@@ -77,7 +78,7 @@ class CudaEngine final : public Engine {
     // docs/bench-notes/prefill-softmax-h200-2026-12-02.txt).
     forward_ = std::make_unique<CudaForward>(model_->config(), weights_,
                                              CudaForwardOptions{.kv = options_.kv,
-                                                                .max_rows = std::max(512, options_.max_batch),
+                                                                .max_rows = std::max(k.prefill_chunk > 0 ? k.prefill_chunk : 512, options_.max_batch),
                                                                 .max_seqs = options_.max_batch,
                                                                 .splits = k.attention_splits,
                                                                 .emulation = attention_,
@@ -131,7 +132,7 @@ class CudaEngine final : public Engine {
             {"gpu", kernels::cuda_describe()},
             {"kv", forward_->cache().spec().record()},
             {"kernel_switches", options_.kernel_switches},
-            {"attention_numerics", attention_.numerics == kernels::AttentionNumerics::kEngine ? "engine" : "exact"},
+            {"attention_numerics", numerics_name(attention_.numerics)},
             {"gemm", kc::gemm_type_name(weights_->type)},
             {"cuda_graphs", forward_->options().cuda_graphs},
             {"fused_gemms", "qkv, gate_up"},
@@ -264,7 +265,7 @@ class CudaEngine final : public Engine {
   // chunks (max_chunk rows from position 0), so every query reads what it reads on the CPU.
   int prefill_chunk() const {
     const int rows = forward_->options().max_rows;
-    return kivi() ? std::min(rows, SessionOptions{}.max_chunk) : rows;
+    return kivi() ? std::min(rows, kivi_chunk_) : rows;
   }
   bool kivi() const { return forward_->cache().spec().format == "kivi2"; }
 
@@ -534,6 +535,7 @@ class CudaEngine final : public Engine {
   EngineOptions options_;
   kernels::AttentionEmulation attention_;
   kc::PrefillKernel prefill_ = kc::PrefillKernel::kTensorCore;  // kernel switch "prefill"
+  int kivi_chunk_ = SessionOptions{}.max_chunk;  // the CPU Session's chunk (kernel switch "prefill_chunk")
   std::shared_ptr<CudaWeights> weights_;
   std::unique_ptr<CudaForward> forward_;
   std::vector<float> host_logits_;
