@@ -73,8 +73,11 @@ struct Compared {
 // Greedy generation and teacher-forced logits of one prompt on both paths.
 // `emulation`: the CPU session's attention emulation, the same switches the engine was given; its
 // numerics are the engine's own (engine numerics unless the switches say "exact").
+// `tie`: how close (relative to the largest |logit|) two tokens' logits must be for a parting of the
+// greedy tokens to count as a near tie: the logit tolerance of the comparison.
 Compared compare(const std::shared_ptr<const Model>& model, Engine& engine, const kvgate::kernels::KvStoreOptions& kv,
-                 const std::vector<int>& prompt, int max_tokens, kvgate::kernels::AttentionEmulation emulation = {}) {
+                 const std::vector<int>& prompt, int max_tokens, kvgate::kernels::AttentionEmulation emulation = {},
+                 double tie = 1e-2) {
   emulation.numerics = engine.describe()["attention_numerics"] == "engine" ? kvgate::kernels::AttentionNumerics::kEngine
                                                                             : kvgate::kernels::AttentionNumerics::kExact;
   Session session(model, {.kv = kv, .max_chunk = 64, .threads = 2, .attention = emulation});
@@ -100,7 +103,7 @@ Compared compare(const std::shared_ptr<const Model>& model, Engine& engine, cons
       float top = 0;
       for (float v : l) top = std::max(top, std::abs(v));
       const float gap = l[c.cpu_tokens[i]] - l[c.gpu_tokens[i]];
-      if (gap >= 0 && gap <= 1e-2f * top) {
+      if (gap >= 0 && gap <= tie * top) {
         c.same_tokens = true;
         c.tie_at = static_cast<int>(i);
         WARN("greedy tokens part at a near tie: position " << i << ", CPU token " << c.cpu_tokens[i] << " vs "
@@ -122,7 +125,8 @@ TEST_CASE("CUDA engine: greedy tokens and logits match the CPU path", "[cuda]") 
       EngineOptions o;
       o.device = "cuda";
       o.max_batch = 4;
-      o.kernel_switches = {{"gemm", gemm.substr(0, 4)}};
+      // The parity test: exact numerics (engine numerics are the next tests' and the default's).
+      o.kernel_switches = {{"gemm", gemm.substr(0, 4)}, {"numerics", "exact"}};
       // bf16: cuBLAS for every step; bf16+gemv: every decode step (1-4 rows) on the GEMV path.
       if (gemm != "fp32") o.kernel_switches["gemv"] = gemm == "bf16+gemv" ? 4 : 0;
       auto engine = make_cuda_engine(model, o);
@@ -189,7 +193,7 @@ TEST_CASE("CUDA engine: kivi2 reads what the CPU store reads, groups quantized a
     o.device = "cuda";
     o.max_batch = 2;
     o.kv = {"kivi2", p};
-    o.kernel_switches = {{"gemm", "fp32"}};  // K/V equal to rounding: the 2-bit codes agree
+    o.kernel_switches = {{"gemm", "fp32"}, {"numerics", "exact"}};  // K/V equal to rounding: the 2-bit codes agree
     auto engine = make_cuda_engine(model, o);
     const nlohmann::json d = engine->describe();
     CHECK(d["prefill_chunk"] == 64);
@@ -210,7 +214,7 @@ TEST_CASE("CUDA engine: kivi2 reads what the CPU store reads, groups quantized a
   o.device = "cuda";
   o.max_batch = 2;
   o.kv = {"kivi2", {{"group_size", 16}, {"residual", 32}}};
-  o.kernel_switches = {{"gemm", "fp32"}};
+  o.kernel_switches = {{"gemm", "fp32"}, {"numerics", "exact"}};
   auto engine = make_cuda_engine(model, o);
   std::vector<std::vector<int>> prompts;
   std::vector<GenerateOptions> opts;
@@ -238,7 +242,7 @@ TEST_CASE("CUDA engine: concurrent calls are batched and each gets its own seque
   EngineOptions o;
   o.device = "cuda";
   o.max_batch = 4;  // 6 callers: two wait for a slot
-  o.kernel_switches = {{"gemm", "fp32"}};
+  o.kernel_switches = {{"gemm", "fp32"}, {"numerics", "exact"}};  // tokens equal to the CPU's: exact numerics
   auto engine = make_cuda_engine(model, o);
   std::vector<std::vector<int>> prompts;
   std::vector<GenerateOptions> opts;
@@ -329,6 +333,13 @@ TEST_CASE("CUDA engine: engine-emulation switches follow the CPU path with the s
     }
 }
 
+// Engine numerics' tolerance: the CUDA kernels round each softmax weight against the running maximum
+// of its page of keys, the CPU twin against the row's maximum (FlashAttention cannot know the row's
+// maximum in one pass), and rotated formats round Q in the rotated basis: bf16 roundings of other
+// values, up to 1.7e-2 relative in these random test models' logits (measured on an H100), where
+// exact numerics stay at fp32 rounding (1e-3 with fp32 GEMMs).
+constexpr double kEngineTol = 2e-2;
+
 TEST_CASE("CUDA engine: engine numerics by default, exact numerics on request, both against the CPU path", "[cuda]") {
   kvtest::TempDir tmp;
   auto model = kvtest::make_and_load(tmp, "qwen3", small("qwen3"));
@@ -345,13 +356,14 @@ TEST_CASE("CUDA engine: engine numerics by default, exact numerics on request, b
       if (!numerics.empty()) o.kernel_switches["numerics"] = numerics;
       auto engine = make_cuda_engine(model, o);
       CHECK(engine->describe()["attention_numerics"] == (numerics.empty() ? "engine" : "exact"));
-      const Compared c = compare(model, *engine, o.kv, prompt, 12);
+      const double tol = numerics.empty() ? kEngineTol : 1e-2;
+      const Compared c = compare(model, *engine, o.kv, prompt, 12, {}, tol);
       INFO(f << " numerics " << (numerics.empty() ? "engine (default)" : numerics) << " worst logit error " << c.worst_logit_error);
-      CHECK(c.worst_logit_error <= 1e-2);
+      CHECK(c.worst_logit_error <= tol);
       CHECK(c.same_tokens);
       engine->score(prompt, c.cpu_tokens, [&](int, std::span<const float> l) { logits[numerics.empty()].emplace_back(l.begin(), l.end()); });
     }
-    // The modes differ (Q and P rounded to bf16), by the bf16 tolerance at most.
+    // The modes differ (Q and P rounded to bf16), by engine numerics' tolerance at most.
     REQUIRE(logits[0].size() == logits[1].size());
     double worst = 0;
     bool differ = false;
@@ -361,7 +373,7 @@ TEST_CASE("CUDA engine: engine numerics by default, exact numerics on request, b
     }
     INFO(f << ": engine against exact numerics, worst logit error " << worst);
     CHECK(differ);
-    CHECK(worst <= 1e-2);
+    CHECK(worst <= kEngineTol);
   }
 }
 
@@ -387,9 +399,10 @@ TEST_CASE("CUDA engine: every prefill attention kernel follows the CPU path", "[
         o.kernel_switches = {{"prefill", kernel}, {"gemm", "fp32"}, {"numerics", numerics}};
         auto engine = make_cuda_engine(model, o);
         CHECK(engine->describe()["kernel_switches"]["prefill"] == kernel);
-        const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 23), 12, {});
+        const double tol = std::string(numerics) == "engine" ? kEngineTol : 1e-2;
+        const Compared c = compare(model, *engine, o.kv, random_prompt(150, vocab, 23), 12, {}, tol);
         INFO(f << " " << kernel << " " << numerics << " head_dim " << head_dim << " worst logit error " << c.worst_logit_error);
-        CHECK(c.worst_logit_error <= 1e-2);
+        CHECK(c.worst_logit_error <= tol);
         CHECK(c.same_tokens);
       }
   }
@@ -589,7 +602,7 @@ TEST_CASE("CUDA graphs: batched callers joining and finishing get the same token
     EngineOptions o;
     o.device = "cuda";
     o.max_batch = 3;
-    o.kernel_switches = {{"gemm", "fp32"}, {"cuda_graphs", graphs == 1}};
+    o.kernel_switches = {{"gemm", "fp32"}, {"cuda_graphs", graphs == 1}, {"numerics", "exact"}};
     auto engine = make_cuda_engine(model, o);
     CHECK(engine->describe()["cuda_graphs"] == (graphs == 1));
     std::vector<std::future<Generation>> futures;
