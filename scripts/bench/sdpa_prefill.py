@@ -19,23 +19,13 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from unfused_fp8_attention import timed  # this folder's CUDA-event timer
+
 HEADS, KV_HEADS, D, LAYERS = 32, 8, 128, 36
 
 
 def median_ms(fn, reps):
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+    return timed(fn, reps) / 1000.0  # timed: the median of reps CUDA-event timings, in us
 
 
 def attention(q, k, v, **kw):
