@@ -126,6 +126,7 @@ TEST_CASE("kvgate kld --per-layer and calibrate --report on the command line", "
   REQUIRE(kj["per_layer"].size() == 8u);
   CHECK(kRescaled.count(kj["per_layer"][0]["layer"].get<int>()) == 1);
   CHECK(kRescaled.count(kj["per_layer"][1]["layer"].get<int>()) == 1);
+  CHECK(kj["engine"].value("device", "") == "cpu");  // the engines the per-layer run scored with
   const auto bad = kvtest::run_kvgate({"kld", "--model-dir", "models/demo-outliers", "--kv-format", "fp8_e4m3", "--text", text,
                                        "--per-layer", "--base-kv-format", "fp8_e5m2"});
   CHECK(bad.exit_code == 2);

@@ -2,7 +2,8 @@
 // a format that FAILs every rung climbs to the sensitive-layer rungs and ends on bf16; a format that
 // cannot PASS (a margin no few trials can show) takes the calibration rung on the way; one that
 // PASSes stops at its first rung. Rung order, labels, what run.json records, the reports' ladder,
-// and a re-run that resumes without running anything again.
+// the calibration text (the suite's own prompts, none scored), and a re-run that resumes without
+// running anything again.
 #include <filesystem>
 
 #include "tests/catch_compat.hpp"
@@ -140,6 +141,12 @@ TEST_CASE("ladder: fp8_e4m3 climbs through calibrated scales; a PASS stops the l
   const json skip_run = json::parse(kvgate::read_file(out + "/runs/" + r.rungs[3].label + "/multicode/run.json"));
   CHECK(skip_run["kv"]["skip_layers"].size() == 2);  // the resolved record the decoder ran with
   CHECK(fs::is_regular_file(out + "/ladder/scales.sglang.json"));  // for the same ladder on a server
+  // Calibrated on the suite's own kind of prompt (multi-code haystacks), none of them a scored trial.
+  const std::string calibration = kvgate::read_file(out + "/ladder/calibration.txt");
+  CHECK_THAT(calibration, contains("The access code for"));
+  const std::string scored = kvgate::read_file(out + "/tasks/multicode.jsonl");
+  const std::string first = json::parse(scored.substr(0, scored.find('\n')))["input"]["messages"][0]["content"].get<std::string>();
+  CHECK(calibration.find(first) == std::string::npos);
   CHECK(r.rungs[0].capacity == Approx(2.0));
   CHECK(r.rungs[2].capacity < r.rungs[1].capacity);  // a layer in bf16 costs capacity
   CHECK(r.exit_code == 1);

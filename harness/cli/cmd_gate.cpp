@@ -248,7 +248,9 @@ void register_gate(CLI::App& app, Commands& commands) {
                   "Walk seed 000's step 6 for FORMAT on the reference decoder: FORMAT, then calibrated scales, then the most "
                   "sensitive layers (per-layer KLD) in bf16, until a rung PASSes, else stay on bf16; each rung a run in --out "
                   "(resumable); the reports show the ladder (docs/ladder.md). Exit 0 when a rung PASSes, 1 when none does");
-  sub->add_option("--calibration-text", o->calibration_text, "With --ladder: text to calibrate and rank layers on (default: kvgate's generated prose)")
+  sub->add_option("--calibration-text", o->calibration_text,
+                  "With --ladder: text to calibrate and rank layers on (default: prompts of the suite's long-context tasks, "
+                  "generated with another seed than the trials')")
       ->check(CLI::ExistingFile);
   sub->add_option("--ladder-max-skip", o->ladder_max_skip, "With --ladder: the most layers kept in bf16 (default: a quarter of the layers)")
       ->check(CLI::Range(1, 4096));

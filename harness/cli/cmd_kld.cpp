@@ -64,8 +64,6 @@ int kld(const KldCli& c) {
   const std::vector<std::int32_t> bos_ids = text.tokenizer().encode("", true);
   const std::vector<std::vector<int>> chunks = make_chunks(ids, ctx, c.max_chunks, bos_ids.empty() ? -1 : bos_ids[0]);
 
-  auto base = make_reference_engine(model, c.ref, base_kv, device);
-  auto test = make_reference_engine(model, c.ref, test_kv, device, switches);
   const kernels::KvShape shape{.layers = cfg.num_layers, .kv_heads = cfg.num_kv_heads, .head_dim = cfg.head_dim};
   nlohmann::json context = {{"model_dir", c.ref.model_dir},
                             {"text", c.text},
@@ -75,8 +73,6 @@ int kld(const KldCli& c) {
                             {"base_kv", kernels::resolve_kv_format(base_kv, shape).record()},
                             {"kernel_switches", switches},
                             {"device", decoder::device_record(c.ref.device, device)},
-                            {"engine", test->describe()},
-                            {"base_attention_numerics", base->describe().value("attention_numerics", "exact")},
                             {"scored", c.second_half ? "second half of each chunk (llama-perplexity)" : "every position after the first"},
                             {"definition", "KLD(base || Q) over the whole vocabulary per position, teacher-forced, every position "
                                            "attending over the cache as stored"}};
@@ -93,7 +89,10 @@ int kld(const KldCli& c) {
     const auto progress = [&](int done, int layers) {
       if (!c.json) std::cout << "  layer " << done << "/" << layers << " done\n" << std::flush;
     };
-    const std::vector<kld::LayerKld> layers = kld::per_layer_kld(model, candidate, chunks, o, progress);
+    // per_layer_kld makes its own engines (a bf16 one, then one per layer): none are made here.
+    nlohmann::json engine;
+    const std::vector<kld::LayerKld> layers = kld::per_layer_kld(model, candidate, chunks, o, progress, &engine);
+    context["engine"] = engine;
     if (c.json)
       std::cout << kld::per_layer_json(layers, context).dump(2) << "\n";
     else
@@ -101,6 +100,10 @@ int kld(const KldCli& c) {
                 << kld::per_layer_text(layers);
     return 0;
   }
+  auto base = make_reference_engine(model, c.ref, base_kv, device);
+  auto test = make_reference_engine(model, c.ref, test_kv, device, switches);
+  context["engine"] = test->describe();
+  context["base_attention_numerics"] = base->describe().value("attention_numerics", "exact");
   if (!c.json) {
     const std::string numerics = context["engine"].value("attention_numerics", "exact"),
                       base_numerics = context["base_attention_numerics"].get<std::string>();

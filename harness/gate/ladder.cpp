@@ -230,14 +230,16 @@ reports::ReportSection ladder_section(const LadderResult& r) {
 
 std::string ladder_text(const LadderResult& r) {
   std::string out = "ladder (seed 000's step 6: uncalibrated, calibrated, sensitive layers in bf16, else bf16):\n";
-  char b[256];
+  int width = 4;  // the label column fits the longest label ("bf16" at least)
+  for (const LadderRung& x : r.rungs) width = std::max(width, static_cast<int>(x.label.size()));
+  char b[512];
   for (std::size_t i = 0; i < r.rungs.size(); ++i) {
     const LadderRung& x = r.rungs[i];
-    std::snprintf(b, sizeof b, "  %zu. %-13s %-40s %-12s %8.0f B/token  %s capacity\n", i + 1, x.step.c_str(), x.label.c_str(),
+    std::snprintf(b, sizeof b, "  %zu. %-12s %-*s %-12s %6.0f B/token  %s capacity\n", i + 1, x.step.c_str(), width, x.label.c_str(),
                   compare::to_string(x.verdict), x.bytes_per_token, times(x.capacity).c_str());
     out += b;
   }
-  std::snprintf(b, sizeof b, "     %-13s %-40s %-12s %8.0f B/token\n", "baseline", "bf16", "", r.bf16_bytes_per_token);
+  std::snprintf(b, sizeof b, "     %-12s %-*s %-12s %6.0f B/token\n", "baseline", width, "bf16", "", r.bf16_bytes_per_token);
   out += b;
   if (!r.recommendation.empty()) out += "recommendation: " + r.recommendation + "\n";
   return out;

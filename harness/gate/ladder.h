@@ -2,7 +2,8 @@
 // decoder. Rungs, each a candidate run of the same gate directory against the bf16 baseline:
 //   1. FORMAT at its defaults (fp8: scale 1.0, uncalibrated);
 //   2. if that does not PASS and the format takes scales: FORMAT+calibrated, with scales from
-//      calibration text (kvgate's own prose, or --calibration-text) -> DIR/ladder/scales.json;
+//      calibration text (the suite's own kind of prompts at another seed, or --calibration-text)
+//      -> DIR/ladder/scales.json;
 //   3. if that does not PASS: the most sensitive layers kept in bf16, ranked by per-layer KLD
 //      (DIR/ladder/per_layer.json), 1, 2, 4, ... layers up to a limit, on the best settings so far;
 //   4. else: stay on bf16.
@@ -23,7 +24,7 @@ namespace kvgate::gate {
 struct LadderOptions {
   GateOptions gate{};              // suite, DIR, ...; configs: [0] the baseline (reference decoder), the rest ignored
   KvSettings start{};              // the format (and any kernel switches) to walk the ladder with
-  std::string calibration_text{};  // a text file; "" = kvgate's generated prose
+  std::string calibration_text{};  // a text file; "" = prompts of the suite's tasks (calibration_text.h)
   long long calibration_tokens = 16384;
   int calibration_ctx = 2048;      // tokens per calibration window
   int kld_ctx = 512, kld_chunks = 4;  // the per-layer ranking's text: chunks of kld_ctx tokens

@@ -1,5 +1,6 @@
 #include "harness/gate/ladder_inputs.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "harness/calibrate/calibrate.h"
@@ -9,6 +10,9 @@
 #include "harness/core/log.h"
 #include "harness/core/sha256.h"
 #include "harness/decoder/model_text.h"
+#include "harness/gate/calibration_text.h"
+#include "harness/gate/plan.h"
+#include "harness/gate/trial_gen.h"
 #include "harness/kld/per_layer.h"
 #include "datasets/haystack/prose_generator.h"
 #include "kernels/kv_scales.h"
@@ -20,7 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Not the suite's seed: calibration text is prose the trials never hold.
+// The fallback calibration text (a suite without long-context tasks): prose the trials never hold.
 constexpr std::uint64_t kCalibrationSeed = 0x6c61646465720001ull;
 
 const std::string& model_dir(const LadderInputs& in) { return in.baseline.backend.reference.model_dir; }
@@ -47,26 +51,49 @@ std::string generated_prose(std::size_t bytes) {
   return text;
 }
 
-// The calibration text's tokens: --calibration-text's, or prose until `want` tokens (kept in
-// DIR/ladder/calibration.txt, so a resumed ladder reads the same text).
+// The default calibration text: prompts of the suite's own long-context tasks (another seed than
+// the trials', none equal to a scored one), enough for `want` tokens; kvgate's generated prose when
+// the suite has no long-context task.
+std::string default_calibration_text(LadderInputs& in, const decoder::ModelText& mt, long long want) {
+  const GateOptions& g = in.options->gate;
+  long long per_round = 0;  // tokens of one trial of every bucket of every long-context task
+  for (const PlannedTask& p : plan_gate(g, false).tasks)
+    if (is_long_context(p.spec->task))
+      for (std::int64_t b : p.buckets) per_round += b;
+  if (per_round > 0) {
+    int per_bucket = static_cast<int>(std::max<long long>(1, (want + per_round - 1) / per_round));
+    for (int tries = 0; tries < 4; ++tries, per_bucket *= 2) {
+      const CalibrationPrompts c = suite_calibration_prompts(g, per_bucket);
+      if (c.text.empty()) break;
+      const auto n = static_cast<long long>(mt.tokenizer().encode(c.text, false).size());
+      if (n >= want || tries == 3) {
+        log_info("ladder: calibration text: " + std::to_string(c.prompts) + " prompts of " + c.tasks + " (seed " +
+                 std::to_string(c.seed) + ", not the trials' " + std::to_string(g.suite.seed) + "; " + std::to_string(c.dropped) +
+                 " equal to a scored trial left out), " + std::to_string(n) + " tokens");
+        return c.text;
+      }
+    }
+  }
+  log_info("ladder: calibration text: kvgate's generated prose (the suite has no long-context task to take prompts from)");
+  std::size_t bytes = static_cast<std::size_t>(want) * 5;
+  while (true) {
+    std::string text = generated_prose(bytes);
+    if (static_cast<long long>(mt.tokenizer().encode(text, false).size()) >= want) return text;
+    bytes *= 2;
+  }
+}
+
+// The calibration text's tokens: --calibration-text's, or the default text until `want` tokens
+// (kept in DIR/ladder/calibration.txt, so a resumed ladder reads the same text).
 const std::vector<int>& tokens(LadderInputs& in, long long want) {
   if (!in.tokens.empty()) return in.tokens;
   const LadderOptions& o = *in.options;
   const decoder::ModelText mt = decoder::ModelText::load(model_dir(in), model(in).config());
   const std::string kept = in.dir + "/calibration.txt";
   std::string text;
-  if (!o.calibration_text.empty()) {
-    text = read_file(o.calibration_text);
-  } else if (fs::exists(kept)) {
-    text = read_file(kept);
-  } else {
-    std::size_t bytes = static_cast<std::size_t>(want) * 5;
-    while (true) {
-      text = generated_prose(bytes);
-      if (static_cast<long long>(mt.tokenizer().encode(text, false).size()) >= want) break;
-      bytes *= 2;
-    }
-  }
+  if (!o.calibration_text.empty()) text = read_file(o.calibration_text);
+  else if (fs::exists(kept)) text = read_file(kept);
+  else text = default_calibration_text(in, mt, want);
   if (o.calibration_text.empty() && !fs::exists(kept)) write_file_atomic(kept, text);
   for (const std::int32_t id : mt.tokenizer().encode(text, false)) in.tokens.push_back(id);
   if (in.tokens.empty())

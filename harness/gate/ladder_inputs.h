@@ -1,8 +1,9 @@
 // What the ladder's rungs need beyond a gate run, each made once and kept in DIR/ladder/ so a
 // re-run resumes: the calibration text (DIR/ladder/calibration.txt: --calibration-text's, or
-// kvgate's generated prose), the calibrated scales (scales.json; for fp8_e4m3 also
-// scales.sglang.json, SGLang's / vLLM's --quantization-param-path file for the same ladder on a
-// server) and the layers ranked by per-layer KLD (per_layer.json).
+// prompts of the suite's own long-context tasks with another seed, calibration_text.h), the
+// calibrated scales (scales.json; for fp8_e4m3 also scales.sglang.json, SGLang's / vLLM's
+// --quantization-param-path file for the same ladder on a server) and the layers ranked by
+// per-layer KLD (per_layer.json).
 #pragma once
 #include <memory>
 #include <string>

@@ -24,7 +24,7 @@ kernels::KvStoreOptions only_layer(const kernels::KvStoreOptions& kv, int layer,
 
 std::vector<LayerKld> per_layer_kld(std::shared_ptr<const decoder::Model> model, const decoder::EngineOptions& candidate,
                                     const std::vector<std::vector<int>>& chunks, const KldRunOptions& options,
-                                    const std::function<void(int layers_done, int layers)>& progress) {
+                                    const std::function<void(int layers_done, int layers)>& progress, json* engine) {
   if (candidate.kv.format == "bf16")
     throw Error("kld --per-layer: the candidate's format is bf16, the baseline itself: give the format to test "
                 "(e.g. --kv-format fp8_e4m3)");
@@ -41,6 +41,7 @@ std::vector<LayerKld> per_layer_kld(std::shared_ptr<const decoder::Model> model,
     decoder::EngineOptions test_options = candidate;
     test_options.kv = only_layer(candidate.kv, l, layers);
     std::unique_ptr<decoder::Engine> test = decoder::make_engine(model, test_options);
+    if (engine && l == 0) *engine = test->describe();
     out.push_back({.layer = l, .summary = run_kld(*base, *test, chunks, o).summary});
     if (progress) progress(l + 1, layers);
   }

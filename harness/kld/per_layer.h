@@ -24,10 +24,12 @@ struct LayerKld {
 
 // One run per layer: the cache quantizes only `layer` in candidate.kv's format and parameters
 // (every other layer kept in bf16 through skip_layers), scored against a bf16 engine on `chunks`
-// (run_kld). Sorted by mean KLD, largest first.
+// (run_kld). Sorted by mean KLD, largest first. `engine`, when given, receives the first test
+// engine's describe() (the caller's provenance: this call makes every engine it scores with).
 std::vector<LayerKld> per_layer_kld(std::shared_ptr<const decoder::Model> model, const decoder::EngineOptions& candidate,
                                     const std::vector<std::vector<int>>& chunks, const KldRunOptions& options,
-                                    const std::function<void(int layers_done, int layers)>& progress = {});
+                                    const std::function<void(int layers_done, int layers)>& progress = {},
+                                    nlohmann::json* engine = nullptr);
 
 // candidate.kv with skip_layers = every layer but `layer` (the candidate's own skip list is replaced).
 kernels::KvStoreOptions only_layer(const kernels::KvStoreOptions& kv, int layer, int layers);
