@@ -588,14 +588,14 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   const int splits = a.emulation.active() ? a.emulation.splits
                      : a.splits > 0       ? a.splits
                                           : attention_splits(a.num_tiles, a.kv_heads, a.max_ctx, a.page_tokens);
-  // The decode path (head_dim 128, <= 4 query vectors a tile or one row of GQA <= 16) is exact
-  // only: emulation runs the generic kernel.
+  // The decode path (head_dim 128, <= 4 query vectors a tile or one row of GQA <= 16), in exact or
+  // engine numerics: emulation runs the generic kernel.
   if (!a.emulation.active() && a.decode != DecodeKernel::kGeneric &&
       decode_attention_supported(c, a.max_tile_rows, a.heads / a.kv_heads)) {
     decode_attention(c, a, splits, s);
     return;
   }
-  // Prefill tiles (two or more rows) on tensor cores, exact mode only; then the generic merge.
+  // Prefill tiles (two or more rows) on tensor cores, exact or engine numerics; then the generic merge.
   if (prefill_attention_supported(c, a)) {
     const int sp = prefill_attention_splits(c, a, splits);
     prefill_attention(c, a, sp, s);
