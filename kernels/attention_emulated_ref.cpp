@@ -47,7 +47,7 @@ void emulated_split(const AttentionEmulation& e, const float* q, const float* k,
       const float pt = m_new == kNegInf ? 0.0f : static_cast<float>(std::exp(static_cast<double>(s[t - p0] - m_new)));
       sum += pt;
       // Engine numerics without pv_fp8: P is the bf16 operand of FlashAttention's P.V.
-      p[t - p0] = e.pv_fp8 ? emu_round_p(pt) : e.numerics == AttentionNumerics::kEngine ? bf16_to_f32(f32_to_bf16(pt)) : pt;
+      p[t - p0] = e.pv_fp8 ? emu_round_p(pt) : e.numerics == AttentionNumerics::kEngine ? engine_round(pt) : pt;
     }
     if (m_new != kNegInf) alpha = static_cast<float>(std::exp(static_cast<double>(r.m - m_new)));
     r.l = std::fma(r.l, alpha, sum);

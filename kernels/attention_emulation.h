@@ -126,7 +126,7 @@ KV_HD void emu_q_row(const AttentionEmulation& e, const float* q, float* out, in
       for (int j = 0; j < d; ++j) out[j] = f16_to_f32(f32_to_f16(out[j]));
     if (e.q_vec_dot_rot > 0) hadamard_blocks_inplace(out, d, e.q_vec_dot_rot);
   } else if (e.numerics == AttentionNumerics::kEngine) {
-    for (int j = 0; j < d; ++j) out[j] = bf16_to_f32(f32_to_bf16(q[j]));
+    for (int j = 0; j < d; ++j) out[j] = engine_round(q[j]);
   } else if (out != q) {
     for (int j = 0; j < d; ++j) out[j] = q[j];
   }

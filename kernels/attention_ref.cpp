@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "kernels/cpu_lanes.h"
-#include "kernels/float_formats.h"
 #include "kernels/kv_store.h"
 #include "kernels/ops_ref.h"
 
@@ -71,8 +70,6 @@ KV_ALWAYS_INLINE void scores(const float* q, const float* k, int n, int d, float
   for (; j < n; ++j) s[j] = dot_fixed(q, k + static_cast<std::size_t>(j) * d, d) * scale;
 }
 
-KV_ALWAYS_INLINE float round_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
-
 // Cache rows [begin, end) that query row r attends to.
 KV_ALWAYS_INLINE void row_range(const AttentionArgs& a, int r, int& begin, int& end) {
   const int pos = a.q_pos[r];
@@ -98,7 +95,7 @@ void attention_rows(const AttentionArgs& a) {
       for (int r = 0; r < a.rows; ++r) {
         const float* src = a.q + static_cast<std::size_t>(r) * a.q_stride + head;
         float* dst = a.out + static_cast<std::size_t>(r) * a.out_stride + head;
-        for (int i = 0; i < d; ++i) dst[i] = round_bf16(src[i]);
+        for (int i = 0; i < d; ++i) dst[i] = engine_round(src[i]);
       }
       q = a.out;
       q_stride = a.out_stride;
@@ -130,7 +127,7 @@ void attention_rows(const AttentionArgs& a) {
       const double inv = 1.0 / sum;
       // Engine: bf16(p) * (1 / l) equals FlashAttention's (sum bf16(p) v) / l up to fp32 rounding.
       if (a.bf16_p)
-        for (int j = 0; j < n; ++j) s[j] = static_cast<float>(round_bf16(s[j]) * inv);
+        for (int j = 0; j < n; ++j) s[j] = static_cast<float>(engine_round(s[j]) * inv);
       else
         for (int j = 0; j < n; ++j) s[j] = static_cast<float>(s[j] * inv);
       float* out = a.out + static_cast<std::size_t>(r) * a.out_stride + head;
