@@ -72,6 +72,14 @@ struct AttentionEmulation {
   int q_vec_dot_rot = 0;
   // Any switch set: the CUDA engine runs the generic kernel's emulating instantiation.
   KV_HD bool active() const { return q_fp8 || q_vec_dot != QVecDot::kNone || pv_fp8 || pv_accum != PvAccum::kFp32; }
+  // FlashAttention-3's fp8 Q and P with an fp32 P.V accumulator and one split, in engine numerics:
+  // fp8 values are exact bf16 terms, so the tensor-core prefill kernel computes the emulation's
+  // products itself (its pages are the emulation's 64-token softmax blocks) instead of the generic
+  // emulating kernel.
+  KV_HD bool fp8_operands_fast() const {
+    return numerics == AttentionNumerics::kEngine && (q_fp8 || pv_fp8) && q_vec_dot == QVecDot::kNone &&
+           pv_accum == PvAccum::kFp32 && splits == 1;
+  }
   // The paged online-softmax algorithm is needed (exact attention otherwise, with Q rounded).
   KV_HD bool online() const { return pv_fp8 || pv_accum != PvAccum::kFp32; }
 };

@@ -108,6 +108,8 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
         x = *reinterpret_cast<const float2*>(a.q + static_cast<std::int64_t>(tl.row0 + qi / group) * qw +
                                              (kvh * group + qi % group) * D + col);
       }
+      if (QT == 1 && a.emulation.q_fp8)  // FlashAttention-3's fp8 Q (fp8_operands_fast)
+        x.x = emu_round_q(x.x, a.emulation.q_scale), x.y = emu_round_q(x.y, a.emulation.q_scale);
       split_terms<QT>(x.x, x.y, t[e]);
       if constexpr (WG) {
         // Row 16 (warp % 4) + qi of the warpgroup's tiles: the rows of this warp's accumulators.
@@ -280,6 +282,11 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     }
 #pragma unroll
   for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+  if (a.emulation.pv_fp8)  // FlashAttention-3's fp8 P, l from the unrounded weights (fp8_operands_fast)
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = emu_round_p(s[n][e]);
   // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
   if constexpr (token_scales<F>()) {
 #pragma unroll
@@ -741,7 +748,8 @@ void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
 }  // namespace
 
 bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs& a) {
-  if (a.prefill == PrefillKernel::kGeneric || a.emulation.active() || a.max_tile_rows < 2) return false;
+  if (a.prefill == PrefillKernel::kGeneric || (a.emulation.active() && !a.emulation.fp8_operands_fast()) || a.max_tile_rows < 2)
+    return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the

@@ -1,6 +1,7 @@
 // The tensor-core prefill path of paged_attention (kv_paged_cuda.h): tiles of several query rows
 // (prefill chunks) with head_dim 64 or 128, every slot format but fp32 (and kivi2, stored as fp32), in
-// exact or engine numerics (attention_emulation.h; no engine emulation switch), on sm_80 or newer (head_dim 128 on compute capability 9.0: the
+// exact or engine numerics (attention_emulation.h; of the emulation switches only FlashAttention-3's fp8 Q
+// and P under engine numerics, fp8_operands_fast), on sm_80 or newer (head_dim 128 on compute capability 9.0: the
 // wgmma kernel, unless "prefill": "mma_sync"). paged_attention() dispatches here when
 // prefill_attention_supported() says so (and the "prefill": "generic" switch is off); the rest runs
 // the generic shared-memory kernel. Only in a CUDA build (KVGATE_HAVE_CUDA).

@@ -747,11 +747,20 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       {"int4_per_token_head", json::object(), 2, 700, 2, 4, 2, 128, 150, engine},
       {"q8_0", json::object(), 2, 130, 37, 8, 2, 128, 0, engine},
   };
-  for (const EmuCase& c : engine_cases) {
-    auto pc = std::make_unique<PagedAttentionCase>(c.format, c.params, c.seqs, c.ctx, c.rows, c.heads, c.kv_heads, c.d, c.window);
-    pc->emu = c.e;
-    cases.push_back(std::move(pc));
-  }
+  // FlashAttention-3's fp8 Q and P under engine numerics (fp8_operands_fast): prefill tiles run the
+  // tensor-core kernel (wgmma at head_dim 128, mma.sync at 64), decode rows the emulating kernel.
+  const kk::AttentionEmulation fa3{.q_fp8 = true, .pv_fp8 = true, .numerics = kk::AttentionNumerics::kEngine};
+  const std::vector<EmuCase> fa3_cases = {
+      {"fp8_e4m3", fp8_scaled, 2, 1500, 37, 32, 4, 128, 0, fa3},
+      {"fp8_e4m3", fp8_scaled, 2, 700, 24, 4, 4, 64, 0, fa3},
+      {"bf16", json::object(), 1, 1000, 9, 16, 2, 128, 100, {.pv_fp8 = true, .numerics = kk::AttentionNumerics::kEngine}},
+  };
+  for (const auto* list : {&engine_cases, &fa3_cases})
+    for (const EmuCase& c : *list) {
+      auto pc = std::make_unique<PagedAttentionCase>(c.format, c.params, c.seqs, c.ctx, c.rows, c.heads, c.kv_heads, c.d, c.window);
+      pc->emu = c.e;
+      cases.push_back(std::move(pc));
+    }
   // The decode path of every other format (paged_attention_decode.cu: head_dim 128, <= 4 query
   // vectors a tile): 24 pages in one split (the cp.async ring wraps many times), two-row tiles with a
   // window and forced splits, GQA 1 with three rows (3 query vectors), and GQA 8 (Qwen3-32B's
