@@ -367,6 +367,31 @@ TEST_CASE("run --numerics: recorded in run.json; compare flags a mode mismatch; 
   auto c = run_kvgate({"compare", exact, engine});
   INFO(c.out << c.err);
   CHECK_THAT(c.out, kvtest::contains("differs: attention numerics exact -> engine"));
+  // Resume compares the resolved numerics: the CPU's default run resumes under --numerics exact, an
+  // engine run is refused in exact numerics and the error names the flag that resumes it.
+  CHECK(me["identity"]["attention_numerics"] == "exact");
+  CHECK(mg["identity"]["attention_numerics"] == "engine");
+  CHECK_FALSE(mg["identity"].contains("kernel_switches"));
+  r = run(exact, {"--numerics", "exact"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, kvtest::contains("3 already done, 0 to run"));
+  r = run(engine, {});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, kvtest::contains("attention_numerics: \"engine\" -> \"exact\""));
+  CHECK_THAT(r.err, kvtest::contains("(here --numerics engine)"));
+  // A run.json written before the identity recorded the numerics: its "numerics" switch, else exact.
+  json old_exact = me, old_engine = mg;
+  old_exact["identity"].erase("attention_numerics");
+  old_engine["identity"].erase("attention_numerics");
+  old_engine["identity"]["kernel_switches"] = {{"numerics", "engine"}};
+  kvtest::write_text(exact + "/run.json", old_exact.dump());
+  kvtest::write_text(engine + "/run.json", old_engine.dump());
+  CHECK(run(exact, {}).exit_code == 0);
+  CHECK(run(engine, {"--numerics", "engine"}).exit_code == 0);
+  r = run(exact, {"--numerics", "engine"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, kvtest::contains("(here --numerics exact)"));
   // --numerics and a "numerics" switch that disagree: exit 2 naming both, nothing written.
   auto bad = run(s.tmp.file("bad"), {"--numerics", "exact", "--kernel-switches", R"({"numerics": "engine"})"});
   CHECK(bad.exit_code == 2);

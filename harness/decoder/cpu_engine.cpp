@@ -41,7 +41,7 @@ class CpuEngine final : public Engine {
       throw Error("--kernel-switches: \"gemv\" chooses the CUDA engine's kernels for small decode steps; the CPU "
                   "engine has one matrix product (drop it, or use --device cuda)");
     attention_ = k.attention;
-    attention_.numerics = resolve_numerics(k.numerics, kernels::AttentionNumerics::kExact);
+    attention_.numerics = resolve_numerics(k.numerics, default_numerics("cpu"));
     if (k.prefill_chunk > 0) max_chunk_ = k.prefill_chunk;
     switches_ = o.kernel_switches.is_object() ? o.kernel_switches : nlohmann::json::object();
     const ModelConfig& c = model_->config();

@@ -25,6 +25,10 @@ kernels::AttentionNumerics resolve_numerics(const std::string& n, kernels::Atten
 
 const char* numerics_name(kernels::AttentionNumerics n) { return n == kernels::AttentionNumerics::kEngine ? "engine" : "exact"; }
 
+kernels::AttentionNumerics default_numerics(const std::string& device) {
+  return device == "cuda" ? kernels::AttentionNumerics::kEngine : kernels::AttentionNumerics::kExact;
+}
+
 KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
   if (j.is_null()) return {};
   if (!j.is_object()) throw Error("--kernel-switches: not a JSON object (" + j.dump() + "); " + kernel_switches_help());

@@ -57,6 +57,9 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& switches);
 kernels::AttentionNumerics resolve_numerics(const std::string& numerics, kernels::AttentionNumerics engine_default);
 // The name run.json records: "exact" | "engine".
 const char* numerics_name(kernels::AttentionNumerics numerics);
+// A device's numerics when no switch names them ("cuda" | "cpu", as resolve_device gives it): engine
+// on CUDA, exact on the CPU (docs/reference-decoder.md, "Numerics" says why).
+kernels::AttentionNumerics default_numerics(const std::string& device);
 
 // The switches' names and values, one line, for error messages and docs.
 std::string kernel_switches_help();

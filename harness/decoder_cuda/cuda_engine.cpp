@@ -65,7 +65,7 @@ class CudaEngine final : public Engine {
     // Engine numerics by default: the user's engine multiplies bf16 operands, and one tensor-core
     // product per element instead of three makes a 128K prefill 1.7x faster with a bf16 cache
     // (docs/reference-decoder.md, "Numerics").
-    attention_.numerics = resolve_numerics(k.numerics, kernels::AttentionNumerics::kEngine);
+    attention_.numerics = resolve_numerics(k.numerics, default_numerics("cuda"));
     prefill_ = kc::prefill_kernel_named(k.prefill);
     if (k.prefill_chunk > 0) kivi_chunk_ = k.prefill_chunk;
     if (prefill_ == kc::PrefillKernel::kBf16x3 && attention_.numerics == kernels::AttentionNumerics::kEngine)

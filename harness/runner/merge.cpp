@@ -42,7 +42,7 @@ json merge_runs(const MergeOptions& o) {
     }
     std::set<std::string> ignore = o.may_differ;
     ignore.insert("shard");
-    const auto diffs = identity_differences(*first_identity, *it, ignore);
+    const auto diffs = identity_differences(comparable_identity(*first_identity), comparable_identity(*it), ignore);
     if (!diffs.empty()) {
       std::string list;
       for (const auto& d : diffs) list += "\n  " + d;

@@ -39,6 +39,18 @@ RunDirLock::~RunDirLock() {
   if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
+json comparable_identity(json id) {
+  if (!id.is_object() || id.value("backend", "") == "openai" || id.contains("attention_numerics")) return id;
+  std::string numerics = "exact";
+  if (auto it = id.find("kernel_switches"); it != id.end() && it->is_object()) {
+    if (auto n = it->find("numerics"); n != it->end() && n->is_string() && !n->empty()) numerics = n->get<std::string>();
+    it->erase("numerics");
+    if (it->empty()) id.erase("kernel_switches");
+  }
+  id["attention_numerics"] = numerics;
+  return id;
+}
+
 std::vector<std::string> identity_differences(const json& before, const json& now, const std::set<std::string>& ignore) {
   std::vector<std::string> diffs;
   std::set<std::string> keys;

@@ -27,6 +27,10 @@ class RunDirLock {
   int fd_ = -1;
 };
 
+// A run.json identity as today's kvgate writes it: a reference run's identity written before
+// "attention_numerics" was recorded ran the kernel switch "numerics" it names, else exact.
+nlohmann::json comparable_identity(nlohmann::json identity);
+
 // "field: before -> now" for each key whose value differs (keys in `ignore` skipped).
 std::vector<std::string> identity_differences(const nlohmann::json& before, const nlohmann::json& now,
                                               const std::set<std::string>& ignore = {});

@@ -21,6 +21,7 @@
 #include "harness/core/run_dir.h"
 #include "harness/core/version.h"
 #include "harness/decoder/device.h"
+#include "harness/decoder/kernel_switches.h"
 #include "harness/decoder/kv_flags.h"
 #include "datasets/graders.h"
 #include "harness/runner/engine_metadata.h"
@@ -143,6 +144,14 @@ std::string read_api_key(const std::string& name, bool name_given) {
   return v ? v : "";
 }
 
+// Where only the attention numerics differ, the flag that resumes the run in its own mode.
+std::string numerics_hint(const std::vector<std::string>& diffs) {
+  for (const std::string& d : diffs)
+    if (d.starts_with("attention_numerics: \"exact\"")) return " (here --numerics exact)";
+    else if (d.starts_with("attention_numerics: \"engine\"")) return " (here --numerics engine)";
+  return "";
+}
+
 json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
   json id = {{"backend", o.backend.kind}, {"tasks_sha256", tasks_sha256}, {"sampling", to_json(o.sampling)},
              {"kv_format", o.kv_format.empty() ? json(nullptr) : json(o.kv_format)},
@@ -159,7 +168,13 @@ json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
     id["model_dir"] = o.backend.reference.model_dir;
     id["device"] = decoder::resolve_device(o.backend.reference.device);  // "" is the default, resolved
     id["kv"] = decoder::kv_identity({.format = o.backend.reference.kv_format, .params = o.backend.reference.kv_params});
-    if (!o.backend.reference.kernel_switches.empty()) id["kernel_switches"] = o.backend.reference.kernel_switches;
+    // The numerics as resolved, not as given: `--numerics engine` on CUDA is its default run, and a
+    // run begun before a default changed is not resumed in another mode.
+    json switches = o.backend.reference.kernel_switches;
+    const std::string numerics = switches.is_object() ? switches.value("numerics", "") : "";
+    id["attention_numerics"] = decoder::numerics_name(decoder::resolve_numerics(numerics, decoder::default_numerics(id["device"])));
+    if (switches.is_object()) switches.erase("numerics");
+    if (!switches.empty()) id["kernel_switches"] = switches;
   }
   return id;
 }
@@ -196,7 +211,7 @@ RunSessionResult run_session(const RunSessionOptions& o) {
       if (it == previous.extra.end())
         diffs.push_back("run.json has no \"identity\" (not written by kvgate run)");
       else
-        diffs = identity_differences(*it, identity);
+        diffs = identity_differences(comparable_identity(*it), identity);
     } else {
       diffs.push_back("results.jsonl exists without run.json");
     }
@@ -205,8 +220,9 @@ RunSessionResult run_session(const RunSessionOptions& o) {
         std::string list;
         for (const auto& d : diffs) list += "\n  " + d;
         throw Error(o.out_dir + ": holds a run with another configuration:" + list +
-                    "\nre-run with the same settings to resume it, pass another --out, or --force-new to set it aside "
-                    "(moved to " + o.out_dir + "/superseded/) and start over");
+                    "\nre-run with the same settings to resume it" + numerics_hint(diffs) +
+                    ", pass another --out, or --force-new to set it aside (moved to " + o.out_dir +
+                    "/superseded/) and start over");
       }
       const std::string moved = supersede_run(o.out_dir);
       log_warn("--force-new: the previous run was moved to " + moved);
