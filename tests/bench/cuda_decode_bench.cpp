@@ -24,7 +24,8 @@
 //   prefill     tokens/s of prefill at `--prefill N[,M...]` tokens per KV format
 //               (`--prefill-formats`, default bf16), attention kernel (`--prefill-kernels`: tensor_core,
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
-//               engine numerics, Q and P in bf16, else exact) and rows per forward call
+//               engine numerics, Q and P in bf16; "+fa3": engine numerics with fp8 Q and P as
+//               FlashAttention-3 computes an fp8 cache; else exact) and rows per forward call
 //               (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch)), and
 //               sequences prefilled together (`--prefill-batch B[,...]`, default 1: each forward holds
 //               chunk / B consecutive rows of each of B sequences, all advancing together, their last
@@ -234,11 +235,18 @@ double bench_prefill_attention(const std::string& format, int ctx, const kc::Pag
   return time_paged_attention(*cache, tiles, qpos, heads, per_tile, ctx, kernel, 2, reps);
 }
 
-// A --prefill-kernels entry: a "prefill" switch value, "+engine" for engine numerics (else exact).
+// A --prefill-kernels entry: a "prefill" switch value, then "+engine" for engine numerics or "+fa3"
+// for engine numerics with FlashAttention-3's fp8 Q and P (else exact).
+std::string prefill_kernel_of(const std::string& entry) {
+  for (const std::string suffix : {"+engine", "+fa3"})
+    if (entry.size() > suffix.size() && entry.ends_with(suffix)) return entry.substr(0, entry.size() - suffix.size());
+  return entry;
+}
 kc::PagedAttentionArgs prefill_choice(const std::string& entry) {
-  const bool engine = entry.size() > 7 && entry.ends_with("+engine");
-  kc::PagedAttentionArgs a{.prefill = kc::prefill_kernel_named(engine ? entry.substr(0, entry.size() - 7) : entry)};
-  a.emulation.numerics = engine ? kk::AttentionNumerics::kEngine : kk::AttentionNumerics::kExact;
+  kc::PagedAttentionArgs a{.prefill = kc::prefill_kernel_named(prefill_kernel_of(entry))};
+  const bool fa3 = entry.ends_with("+fa3");
+  a.emulation.numerics = fa3 || entry.ends_with("+engine") ? kk::AttentionNumerics::kEngine : kk::AttentionNumerics::kExact;
+  a.emulation.q_fp8 = a.emulation.pv_fp8 = fa3;
   return a;
 }
 
@@ -421,7 +429,7 @@ constexpr const char* kUsage =
     "usage: cuda-decode-bench [--formats a,b,...|none] [--contexts 8192,32768,131072] [--no-model] [--prefill N[,M]]\n"
     "                         [--decode-context N] [--decode-formats a,b,...|none] [--reps N] [--graphs off,on]\n"
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
-    "                         [--prefill-kernels tensor_core,tensor_core+engine,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
+    "                         [--prefill-kernels tensor_core,tensor_core+engine,tensor_core+fa3,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
     "                         [--prefill-chunks 256,512] [--prefill-batch 1,2,4,8] [--attention-pdl] [--launches N] [--tokens N]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
@@ -510,11 +518,12 @@ int main(int argc, char** argv) try {
     else if (a == "--prefill-kernels") {
       prefill_kernels = split(next());
       for (const auto& entry : prefill_kernels) {
-        const std::string k = entry.ends_with("+engine") ? entry.substr(0, entry.size() - 7) : entry;
+        const std::string k = prefill_kernel_of(entry);
         if (k != "tensor_core" && k != "bf16x3" && k != "mma_sync" && k != "generic")
           throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3, mma_sync or generic, each optionally +engine (engine "
-                              "numerics), not " + entry);
-        if (entry == "bf16x3+engine") throw kvgate::Error("--prefill-kernels: bf16x3 is an exact-numerics term count, not +engine");
+                              "numerics) or +fa3 (engine numerics, fp8 Q and P), not " + entry);
+        if (k == "bf16x3" && k != entry)
+          throw kvgate::Error("--prefill-kernels: bf16x3 is an exact-numerics term count, not " + entry);
       }
     }
     else if (a == "--decode-kernels") {
