@@ -108,8 +108,11 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
         x = *reinterpret_cast<const float2*>(a.q + static_cast<std::int64_t>(tl.row0 + qi / group) * qw +
                                              (kvh * group + qi % group) * D + col);
       }
-      if (QT == 1 && a.emulation.q_fp8)  // FlashAttention-3's fp8 Q (fp8_operands_fast)
-        x.x = emu_round_q(x.x, a.emulation.q_scale), x.y = emu_round_q(x.y, a.emulation.q_scale);
+      // FlashAttention-3's fp8 Q (fp8_operands_fast): emu_round_q's fp8 value unscaled, exact in bf16;
+      // page_softmax multiplies q_scale into the scores, as FlashAttention-3 applies its descale.
+      if (QT == 1 && a.emulation.q_fp8)
+        x.x = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x.x / a.emulation.q_scale)),
+        x.y = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x.y / a.emulation.q_scale));
       split_terms<QT>(x.x, x.y, t[e]);
       if constexpr (WG) {
         // Row 16 (warp % 4) + qi of the warpgroup's tiles: the rows of this warp's accumulators.
@@ -242,6 +245,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
   // inside every row's visible tokens (most pages of a long prefill) needs no mask.
   float mx[2] = {-INFINITY, -INFINITY};
+  const float scale = a.emulation.q_fp8 ? a.scale * a.emulation.q_scale : a.scale;  // fp8 Q staged unscaled
   const auto scale_scores = [&](auto masked) {
 #pragma unroll
     for (int n = 0; n < 8; ++n)
@@ -251,8 +255,8 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
         float x = s[n][e];
         if constexpr (tensor_scales<F>()) x *= k_mul;
         if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
-        if constexpr (decltype(masked)::value) s[n][e] = act && tok >= first[r] && tok <= last[r] ? x * a.scale : -INFINITY;
-        else s[n][e] = x * a.scale;
+        if constexpr (decltype(masked)::value) s[n][e] = act && tok >= first[r] && tok <= last[r] ? x * scale : -INFINITY;
+        else s[n][e] = x * scale;
         mx[r] = fmaxf(mx[r], s[n][e]);
       }
   };
@@ -751,6 +755,10 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   if (a.prefill == PrefillKernel::kGeneric || (a.emulation.active() && !a.emulation.fp8_operands_fast()) || a.max_tile_rows < 2)
     return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
+  // fp8 Q is rounded before a K rotation moves onto it (emu_q_row); this kernel would round it after.
+  if (a.emulation.q_fp8 && (c.family == KvFamily::kInt4Pth || c.family == KvFamily::kQ8_0 || c.family == KvFamily::kQ4_0 ||
+                            c.family == KvFamily::kTqMse))
+    return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.

@@ -749,10 +749,15 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   };
   // FlashAttention-3's fp8 Q and P under engine numerics (fp8_operands_fast): prefill tiles run the
   // tensor-core kernel (wgmma at head_dim 128, mma.sync at 64), decode rows the emulating kernel.
+  // A q_scale that is no power of two: the kernel multiplies the fp8 code and descales the scores.
+  // q4_0 rotates K onto Q, which the tensor-core kernel would round after: the emulating kernel runs.
   const kk::AttentionEmulation fa3{.q_fp8 = true, .pv_fp8 = true, .numerics = kk::AttentionNumerics::kEngine};
+  kk::AttentionEmulation fa3_scaled = fa3;
+  fa3_scaled.q_scale = 0.37f;
   const std::vector<EmuCase> fa3_cases = {
       {"fp8_e4m3", fp8_scaled, 2, 1500, 37, 32, 4, 128, 0, fa3},
-      {"fp8_e4m3", fp8_scaled, 2, 700, 24, 4, 4, 64, 0, fa3},
+      {"fp8_e4m3", fp8_scaled, 2, 700, 24, 4, 4, 64, 0, fa3_scaled},
+      {"q4_0", json::object(), 1, 300, 20, 8, 2, 128, 0, fa3},
       {"bf16", json::object(), 1, 1000, 9, 16, 2, 128, 100, {.pv_fp8 = true, .numerics = kk::AttentionNumerics::kEngine}},
   };
   for (const auto* list : {&engine_cases, &fa3_cases})
