@@ -755,11 +755,11 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   if (a.prefill == PrefillKernel::kGeneric || (a.emulation.active() && !a.emulation.fp8_operands_fast()) || a.max_tile_rows < 2)
     return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
-  // fp8 Q is rounded before a K rotation moves onto it (emu_q_row); this kernel would round it after.
-  if (a.emulation.q_fp8 && (c.family == KvFamily::kInt4Pth || c.family == KvFamily::kQ8_0 || c.family == KvFamily::kQ4_0 ||
-                            c.family == KvFamily::kTqMse))
-    return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;
+  // fp8 Q is rounded before a K rotation moves onto it (emu_q_row); this kernel would round it after.
+  bool rotates = false;
+  visit_family(c.family, [&](auto f) { rotates = may_rotate<f.value>(); });
+  if (a.emulation.q_fp8 && rotates) return false;
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.
   int smem = 0;

@@ -55,7 +55,7 @@ RunFacts run_facts(const json& m) {
   f.engine_version = str(summary, "version");
   if (f.engine_version.empty()) f.engine_version = str(engine, "version");
   f.attention_numerics = str(engine, "attention_numerics");
-  if (f.attention_numerics.empty() && f.backend == "reference") f.attention_numerics = "exact";  // recorded before the switch
+  if (f.attention_numerics.empty() && f.backend == "reference") f.attention_numerics = "exact";  // a run.json without the field ran exact
   const json& kv = obj(m, "kv");
   f.kv_format = str(kv, "format");
   if (f.kv_format.empty()) f.kv_format = str(kv, "engine_reported");

@@ -35,7 +35,7 @@ std::optional<json> first(std::initializer_list<std::optional<json>> sources) {
 std::optional<json> named(std::optional<json> v) { return v && v->is_string() ? v : std::nullopt; }
 
 // How the reference decoder computed attention: recorded by the engine; a reference run without
-// the field predates the switch and ran exact. Other backends compute as their engine does.
+// the field ran exact. Other backends compute as their engine does.
 std::optional<json> attention_numerics(const RunManifest& m) {
   if (auto v = at(m.engine, {"attention_numerics"})) return v;
   return m.backend == "reference" ? std::optional<json>("exact") : std::nullopt;

@@ -310,7 +310,7 @@ class CudaEngine final : public Engine {
   // Determinism: another request's rows change the row count of the cuBLAS GEMMs and the attention's
   // split count (sized per call from the tiles), which may round differently, so a prompt prefilled
   // beside others matches it prefilled alone up to fp32 rounding; decode steps already batch
-  // concurrent sequences, so concurrent results were equal only up to that rounding before. Greedy
+  // concurrent sequences, so concurrent results are equal only up to that rounding anyway. Greedy
   // tokens are equal except at near ties.
   void prefill_together(std::vector<std::unique_ptr<Request>> reqs) {
     const int chunk = prefill_chunk();

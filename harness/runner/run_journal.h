@@ -27,8 +27,8 @@ class RunDirLock {
   int fd_ = -1;
 };
 
-// A run.json identity as today's kvgate writes it: a reference run's identity written before
-// "attention_numerics" was recorded ran the kernel switch "numerics" it names, else exact.
+// A run.json identity in the form run_identity writes: a reference run's identity without
+// "attention_numerics" ran the kernel switch "numerics" it names, else exact.
 nlohmann::json comparable_identity(nlohmann::json identity);
 
 // "field: before -> now" for each key whose value differs (keys in `ignore` skipped).

@@ -144,14 +144,6 @@ std::string read_api_key(const std::string& name, bool name_given) {
   return v ? v : "";
 }
 
-// Where only the attention numerics differ, the flag that resumes the run in its own mode.
-std::string numerics_hint(const std::vector<std::string>& diffs) {
-  for (const std::string& d : diffs)
-    if (d.starts_with("attention_numerics: \"exact\"")) return " (here --numerics exact)";
-    else if (d.starts_with("attention_numerics: \"engine\"")) return " (here --numerics engine)";
-  return "";
-}
-
 json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
   json id = {{"backend", o.backend.kind}, {"tasks_sha256", tasks_sha256}, {"sampling", to_json(o.sampling)},
              {"kv_format", o.kv_format.empty() ? json(nullptr) : json(o.kv_format)},
@@ -169,7 +161,7 @@ json run_identity(const RunSessionOptions& o, const std::string& tasks_sha256) {
     id["device"] = decoder::resolve_device(o.backend.reference.device);  // "" is the default, resolved
     id["kv"] = decoder::kv_identity({.format = o.backend.reference.kv_format, .params = o.backend.reference.kv_params});
     // The numerics as resolved, not as given: `--numerics engine` on CUDA is its default run, and a
-    // run begun before a default changed is not resumed in another mode.
+    // run whose recorded mode differs from this device's default is refused, not continued in it.
     json switches = o.backend.reference.kernel_switches;
     const std::string numerics = switches.is_object() ? switches.value("numerics", "") : "";
     id["attention_numerics"] = decoder::numerics_name(decoder::resolve_numerics(numerics, decoder::default_numerics(id["device"])));
@@ -204,14 +196,19 @@ RunSessionResult run_session(const RunSessionOptions& o) {
   const bool have_results = fs::exists(rpath) && fs::file_size(rpath) > 0;
   if (fs::exists(mpath) || have_results) {
     std::vector<std::string> diffs;
+    std::string hint;  // where the attention numerics differ, the flag that resumes the run in its own mode
     if (fs::exists(mpath)) {
       previous = read_manifest(mpath);
       have_previous = true;
       auto it = previous.extra.find("identity");
       if (it == previous.extra.end())
         diffs.push_back("run.json has no \"identity\" (not written by kvgate run)");
-      else
-        diffs = identity_differences(comparable_identity(*it), identity);
+      else {
+        const json before = comparable_identity(*it);
+        diffs = identity_differences(before, identity);
+        if (const json n = before.value("attention_numerics", json()); n.is_string() && n != identity.value("attention_numerics", json()))
+          hint = " (here --numerics " + n.get<std::string>() + ")";
+      }
     } else {
       diffs.push_back("results.jsonl exists without run.json");
     }
@@ -220,7 +217,7 @@ RunSessionResult run_session(const RunSessionOptions& o) {
         std::string list;
         for (const auto& d : diffs) list += "\n  " + d;
         throw Error(o.out_dir + ": holds a run with another configuration:" + list +
-                    "\nre-run with the same settings to resume it" + numerics_hint(diffs) +
+                    "\nre-run with the same settings to resume it" + hint +
                     ", pass another --out, or --force-new to set it aside (moved to " + o.out_dir +
                     "/superseded/) and start over");
       }
