@@ -181,9 +181,9 @@ struct PagedAttentionArgs {
   int splits = 0;                  // 0: chosen from the grid size and max_ctx (ignored with emulation)
   float* workspace = nullptr;      // attention_workspace_floats(...) floats
   // Engine-kernel emulation (attention_emulation.h). When active, the generic kernel's emulating
-  // instantiation runs with emulation.splits splits per query row; but prefill tiles with
-  // FlashAttention-3's fp8 Q and P under engine numerics (fp8_operands_fast) take the tensor-core
-  // prefill kernel.
+  // instantiation runs with emulation.splits splits per query row; but FlashAttention-3's fp8 Q and P
+  // under engine numerics (fp8_operands_fast) take the tensor-core prefill kernel, prefill tiles and
+  // decode rows alike.
   AttentionEmulation emulation{};
   // Kernel switch "prefill" (PrefillKernel): the tensor-core prefill path (paged_attention_prefill.h)
   // in exact mode (default), in bf16x3, on the mma.sync kernel, or the generic CUDA-core kernel.

@@ -17,11 +17,13 @@
 // the rows of one asynchronous 64 x 64 x 16 (S, Q's terms and K from shared memory) or 64 x 128 x 16
 // (O, P's terms from registers, V from shared memory read transposed) product. The fragments are the
 // same, so the mask, softmax and output code is shared. The term tiles are then panels of 64 columns
-// in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too, and the two warpgroups of a
+// in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too (engine mode's one term: registers,
+// q_in_registers), and the two warpgroups of a
 // block take turns issuing S (named barriers) so that one's softmax overlaps the other's product;
-// a page's P V is awaited at the next page's barrier, or (bf16: kPipelined) runs during the next
-// page's softmax, the pages coming through a ring on mbarriers instead of block barriers. ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0
-// (per-block K sums) keep mma.sync.
+// a page's P V is awaited at the next page's barrier, or (bf16, and fp8 per tensor in engine mode:
+// kPipelined) runs during the next page's softmax, the pages coming through a ring on mbarriers
+// instead of block barriers (fp8: each thread widens the raw chunks it copied into the ring's tiles).
+// ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
 // x0 = bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1) (each difference exact in fp32), so
@@ -73,10 +75,11 @@ namespace {
 
 // Q's terms of the block's warps. K's rotation moved onto Q: the block's 16 W query vectors through
 // the scratch, signs first, then the butterflies (block-uniform: the codec's). Then this warp's tile's
-// fragments (QT terms), per lane in qf, or (WG) in the warpgroup's Q tiles.
+// fragments (QT terms), per lane in qf, or (WG) in the warpgroup's Q tiles, or (WG, one term:
+// q_in_registers) in qr, the A operand of the warpgroup's S products.
 template <KvFamily F, int D, bool WG, int QT>
 __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const KvRotations& rot, const AttentionTile& tl, int nq, int kvh,
-                                              int group, int qw, float* scratch, uint4* qf) {
+                                              int group, int qw, float* scratch, uint4* qf, std::uint32_t (&qr)[D / 16][4]) {
   constexpr int W = warps_of<F, D>(), T = W * 32, KS = D / 16;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
   const bool q_rotated = may_rotate<F>() && rot.q_block > 1;
@@ -114,7 +117,9 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
         x.x = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x.x / a.emulation.q_scale)),
         x.y = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x.y / a.emulation.q_scale));
       split_terms<QT>(x.x, x.y, t[e]);
-      if constexpr (WG) {
+      if constexpr (q_in_registers<WG, QT>()) {
+        qr[ks][e] = t[e][0];
+      } else if constexpr (WG) {
         // Row 16 (warp % 4) + qi of the warpgroup's tiles: the rows of this warp's accumulators.
         __nv_bfloat16* qt = reinterpret_cast<__nv_bfloat16*>(qf) + warp / 4 * QT * kTile * D;
 #pragma unroll
@@ -139,7 +144,8 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
 // can arrive twice before the other waited. Every thread passes both barriers once a call. (An empty
 // commit for a skipped page made ptxas serialize every wgmma of the kernel: C7520.)
 template <KvFamily F, int D, bool WG, int QT>
-__device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, std::uint64_t qd, float (&s)[8][4]) {
+__device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, std::uint64_t qd, const std::uint32_t (&qr)[D / 16][4],
+                                            float (&s)[8][4]) {
   constexpr int NBK = k_terms<F>(), W = warps_of<F, D>(), KS = D / 16;
   using S = Smem<F, D, WG, QT>;
   const int warp = threadIdx.x >> 5;
@@ -152,7 +158,8 @@ __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, s
 #pragma unroll
       for (int ks = 0; ks < KS; ++ks) {
         const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
-        wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
+        if constexpr (q_in_registers<WG, QT>()) wgmma_m64n64k16_rs(s, qr[ks], wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
+        else wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
         accumulate = 1;
       }
     });
@@ -286,11 +293,17 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     }
 #pragma unroll
   for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
-  if (a.emulation.pv_fp8)  // FlashAttention-3's fp8 P, l from the unrounded weights (fp8_operands_fast)
+  // FlashAttention-3's fp8 P, l from the unrounded weights (fp8_operands_fast): emu_round_p by the
+  // hardware's conversions, two weights an instruction (the same RNE and saturation: fp8_formats.h).
+  if (a.emulation.pv_fp8)
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = emu_round_p(s[n][e]);
+      for (int e = 0; e < 4; e += 2) {
+        const __nv_fp8x2_storage_t q = __nv_cvt_float2_to_fp8x2(make_float2(s[n][e], s[n][e + 1]), __NV_SATFINITE, __NV_E4M3);
+        const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(q, __NV_E4M3)));
+        s[n][e] = f.x, s[n][e + 1] = f.y;
+      }
   // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
   if constexpr (token_scales<F>()) {
 #pragma unroll
@@ -417,21 +430,15 @@ __device__ __forceinline__ void rescale_o(const float (&alpha)[2], float (&o)[NT
 // the slot it copies into (empty), and the warpgroups drift half a page apart as their turns on the
 // tensor cores (wg_qk) want. Per page: S(p) and P V(p - 1) issued, S(p) awaited, the softmax, P V(p -
 // 1) awaited and page p - 1 released, page p + 2 copied into page p - 2's slot (both warpgroups
-// released it a page ago, so this seldom waits), then o rescaled and P's terms made. Every page of the
+// released it a page ago, so this seldom waits; fill: the caller's, which arrives on the slot's full
+// mbarrier), then o rescaled and P's terms made. Every page of the
 // range runs both products (a warp whose tile does not see a page adds p = 0). ring(p): page p's
 // index in the block's ring, its slot and its mbarriers' phases follow from that.
-template <int kStages, int QT, int NT, class Ring, class Issue, class QK, class Softmax, class Rescale, class MakeP, class PV>
+template <int kStages, int QT, int NT, class Ring, class Fill, class QK, class Softmax, class Rescale, class MakeP, class PV>
 __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* ring_full, std::uint64_t* ring_empty, const Ring& ring,
-                                                const Issue& issue, const QK& wg_qk, const Softmax& softmax, const Rescale& rescale,
+                                                const Fill& fill, const QK& wg_qk, const Softmax& softmax, const Rescale& rescale,
                                                 const MakeP& wg_p, const PV& wg_pv, float (&o)[NT][4]) {
   const auto slot = [&](int p) { return ring(p) % kStages; };
-  const auto fill = [&](int p) {
-    if (p >= pe) return;
-    const int i = ring(p);
-    if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
-    issue(p);
-    cp_async_arrive_noinc(&ring_full[slot(p)]);
-  };
   const auto landed = [&](int p) {
     mbar_wait(&ring_full[slot(p)], (ring(p) / kStages) & 1);
     fence_proxy_async();  // the copies (generic proxy) before wgmma reads them
@@ -477,7 +484,7 @@ __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int
                                              const std::uint8_t* raw, float* tok_scale, const uint4* qf, int k_lane, int na, const Issue& issue,
                                              const KTile& k_tile, const Needs& needs, const QK& wg_qk, const SoftmaxPV& softmax_pv,
                                              float (&o)[NT][4]) {
-  constexpr int NBK = k_terms<F>(), kStages = ring_stages<F, WG>();
+  constexpr int NBK = k_terms<F>(), kStages = ring_stages<F, WG, QT>();
   using S = Smem<F, D, WG, QT>;
   const int warp = threadIdx.x >> 5;
   if (pb < pe) issue(pb);
@@ -522,8 +529,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   using S = Smem<F, D, WG, QT>;
   constexpr int NT = D / 8;
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
-  constexpr int kStages = ring_stages<F, WG>();
-  constexpr bool kPipelined = WG && tiles_ring<F>();
+  constexpr int kStages = ring_stages<F, WG, QT>();
+  constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>();
+  constexpr int kRawStages = raw_stages<F, WG, QT>();
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
   uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
@@ -533,10 +541,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   // [K 64][V 64] (per-token-head formats) or K's block scales [D/32][64] (q8_0, q4_0)
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
-  std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [2][K region, V region]
+  std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [kRawStages][K region, V region]
   __shared__ int w_seq[W], w_lo[W], w_hi[W];
   // (kPipelined) The ring's mbarriers: full[s] completes when every thread's copies of slot s's page
-  // have landed, empty[s] when every thread is done with it (its P V awaited).
+  // have landed (or every thread widened its part), empty[s] when every thread is done with it (its
+  // P V awaited).
   __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
@@ -559,7 +568,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     last[r] = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     first[r] = a.window > 0 ? max(0, last[r] - a.window + 1) : 0;
   }
-  stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf);
+  // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
+  std::uint32_t qr[D / 16][4];
+  stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
   if (lane == 0) {
     const int p0 = has_tile ? a.row_pos[tl.row0] : 0;
     w_seq[warp] = has_tile ? tl.seq : -1;
@@ -603,13 +614,38 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     // Page p's index in the block's ring (kPipelined: counted across sequences, pipelined_pages) and its slot.
     const auto ring = [&](int p) { return (kPipelined ? ring_i0 : 0) + p - pb; };
     const auto slot = [&](int p) { return ring(p) % kStages; };
+    // Page p's valid tokens; its raw ring slot (formats decoded from raw bytes) and bytes there.
+    const auto valid = [&](int p) { return min(kTile, hi_tok - p * kTile); };
+    const auto raw_slot = [&](int p) { return ring(p) % kRawStages; };
+    const auto raw_of = [&](int p) { return raw + raw_slot(p) * (k_region + v_region); };
     const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
-      issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, min(kTile, hi_tok - p * kTile), k_region,
-                          v_region, tiles, raw, slot(p));
+      issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, valid(p), k_region, v_region, tiles, raw,
+                          tiles_ring<F>() ? slot(p) : raw_slot(p));
     };
     // The term tiles of page p: its ring slot, or the one stage page_to_terms fills.
-    const auto k_tile = [&](int p) { return tiles + (tiles_ring<F>() ? slot(p) * S::stage : 0); };
+    const auto k_tile = [&](int p) { return tiles + (S::ring > 1 ? slot(p) * S::stage : 0); };
+    // (kPipelined) Page p's tiles into its ring slot once page p - kStages left it, completing the
+    // slot's full mbarrier: bf16 rows copied straight into the tiles; fp8 per tensor (kDecodedRing):
+    // this thread's raw chunks of page p (copied two pages ago; one cp.async group a page, p + 1's
+    // still in flight) widened into them, then page p + 2's raw chunks copied into the raw slot page p
+    // leaves.
+    [[maybe_unused]] const auto fill = [&](int p) {
+      if (p >= pe) return;
+      const int i = ring(p);
+      if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
+      if constexpr (kDecodedRing) {
+        cp_async_wait<kRawStages - 1>();
+        own_fp8_chunks_to_tiles<F, D, T>(c, raw_of(p), k_region, valid(p), k_tile(p));
+        fence_proxy_async();
+        mbar_arrive(&ring_full[slot(p)]);
+        if (p + kRawStages < pe) issue(p + kRawStages);
+        cp_async_commit();  // empty past the range: the count of groups stays one a page
+      } else {
+        issue(p);
+        cp_async_arrive_noinc(&ring_full[slot(p)]);
+      }
+    };
     // Warp w's tile sees tokens of page p.
     const auto needs = [&](int w, int p) { return w_seq[w] == seq && p * kTile < w_hi[w] && (p + 1) * kTile > w_lo[w]; };
     // (WG) S = Q K^T of page p (wg_qk_issue), unless none of the warpgroup's warps needs the page and
@@ -617,7 +653,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     [[maybe_unused]] const auto wg_qk = [&](int p, float(&s)[8][4], bool always) {
       const int w0 = warp & ~3;
       const bool run = always || needs(w0, p) || needs(w0 + 1, p) || needs(w0 + 2, p) || needs(w0 + 3, p);
-      wg_qk_issue<F, D, WG, QT>(run, k_tile(p), qd, s);
+      wg_qk_issue<F, D, WG, QT>(run, k_tile(p), qd, qr, s);
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
@@ -646,7 +682,12 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     };
     if constexpr (kPipelined) {
       if (pb < pe) {
-        pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, issue, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+        if constexpr (kDecodedRing)  // the raw ring's first pages, one group each
+          for (int p = pb; p < pb + kRawStages; ++p) {
+            if (p < pe) issue(p);
+            cp_async_commit();
+          }
+        pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, fill, wg_qk, softmax, rescale, wg_p, wg_pv, o);
         ring_i0 += pe - pb;
       }
     } else {
@@ -752,7 +793,10 @@ void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
 }  // namespace
 
 bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs& a) {
-  if (a.prefill == PrefillKernel::kGeneric || (a.emulation.active() && !a.emulation.fp8_operands_fast()) || a.max_tile_rows < 2)
+  // One-row tiles (decode) have their own kernels, except under FlashAttention-3's fp8 Q and P,
+  // which only this kernel and the generic emulating one compute: here at the tensor cores' rate.
+  if (a.prefill == PrefillKernel::kGeneric || (a.emulation.active() && !a.emulation.fp8_operands_fast()) ||
+      (a.max_tile_rows < 2 && !a.emulation.fp8_operands_fast()))
     return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;

@@ -180,6 +180,46 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
   }
 }
 
+// Eight fp8 codes (w0: the first four) widened by the hardware into eight bf16 (exact: an fp8 value
+// has at most 4 significant bits), as one 16-byte chunk of a tile row.
+__device__ __forceinline__ uint4 widen_fp8x8(std::uint32_t w0, std::uint32_t w1, __nv_fp8_interpretation_t kind) {
+  std::uint32_t o[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(((e < 2 ? w0 : w1) >> (16 * (e % 2))) & 0xffffu), kind);
+    const float2 f = __half22float2(__half2(h));
+    o[e] = bf2_bits(__floats2bfloat162_rn(f.x, f.y));
+  }
+  return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+// (decoded_ring) The raw chunks of an fp8 page that this thread copied (issue_page: 16 bytes at
+// 16 (threadIdx.x + T u) of the K and V regions) widened into the page's K and V tiles kt, kt +
+// tile; tokens >= valid become zeros. No other thread reads the chunks, so the thread needs only its
+// own copies landed (cp.async.wait_group), not a block barrier.
+template <KvFamily F, int D, int T>
+__device__ __forceinline__ void own_fp8_chunks_to_tiles(const KvLayerCodec& c, const std::uint8_t* raw, int k_region, int valid,
+                                                        __nv_bfloat16* kt) {
+  static_assert(F == KvFamily::kFp8Tensor && D % 16 == 0, "fp8 per tensor rows of 16-byte chunks");
+  const __nv_fp8_interpretation_t kind = c.fp8_kind == Fp8Kind::kE4M3 ? __NV_E4M3 : __NV_E5M2;
+#pragma unroll
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::uint8_t* src = raw + pass * k_region;  // rows of D bytes (kv_paged_cache.cpp)
+    __nv_bfloat16* dst = kt + pass * Smem<F, D, true>::tile;
+#pragma unroll
+    for (int i = 16 * threadIdx.x; i < kTile * D; i += 16 * T) {
+      const int t = i / D, col = i % D;
+      uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
+      if (t < valid) {
+        const uint4 r = *reinterpret_cast<const uint4*>(src + i);
+        lo = widen_fp8x8(r.x, r.y, kind), hi = widen_fp8x8(r.z, r.w, kind);
+      }
+      *reinterpret_cast<uint4*>(dst + tile_index<D, true>(t, col)) = lo;
+      *reinterpret_cast<uint4*>(dst + tile_index<D, true>(t, col + 8)) = hi;
+    }
+  }
+}
+
 // cp.async of page (k_src, v_src) into ring slot `slot`: bf16 rows into the slot's K and V term tiles
 // (16-byte chunks, swizzled; tokens >= valid become zeros), other formats' whole K and V regions
 // (rows past valid are never decoded) into the slot's raw bytes.

@@ -82,6 +82,14 @@ constexpr bool wgmma_kernel() {
   return D == 128 && !block_scaled_k<F>();
 }
 
+// (WG) Q's one term (engine mode) stays in registers as the A operand of S = Q K^T (32 a thread)
+// instead of a shared-memory tile, halving S's shared-memory reads (at n = 64 A is as large as B):
+// 2-3% (docs/bench-notes/prefill-fp8-ring-2026-12-06.md). Exact mode's three terms would take 96.
+template <bool WG, int QT>
+constexpr bool q_in_registers() {
+  return WG && QT == 1;
+}
+
 // The output's multiplier of element j: V's rotation (kv_rotations.cuh) and per-tensor scale.
 template <KvFamily F>
 __device__ __forceinline__ float out_multiplier(const KvLayerCodec& c, const KvRotations& rot, int kvh, int j) {
@@ -96,16 +104,34 @@ template <KvFamily F>
 constexpr bool tiles_ring() {
   return F == KvFamily::kBf16;
 }
-// Stages of the ring. The wgmma kernel on bf16 keeps four (prefill_kernel's pipelined loop): page
-// p - 1's V (its P V runs during page p's softmax), page p, and pages p + 1 and p + 2 landing, so a
-// copy has two pages' time: 4 x 32 KB of tiles and 96 KB of Q terms, 225 KB with the alignment.
-template <KvFamily F, bool WG>
+// The wgmma kernel in engine mode widens fp8 pages into a ring of tiles too, so that they take the
+// pipelined loop: each thread widens the raw chunks it copied itself (no block barrier:
+// own_fp8_chunks_to_tiles) and arrives on the tile slot's mbarrier. Exact mode's three Q terms
+// (96 KB) leave no room for four stages of tiles beside the raw ring.
+template <KvFamily F, bool WG, int QT>
+constexpr bool decoded_ring() {
+  return WG && QT == 1 && F == KvFamily::kFp8Tensor;
+}
+// The kernels whose page loop is prefill_kernel's pipelined one (mbarriers, no block barrier a page).
+template <KvFamily F, bool WG, int QT>
+constexpr bool pipelined() {
+  return WG && (tiles_ring<F>() || decoded_ring<F, WG, QT>());
+}
+// Stages of the ring. The pipelined loop keeps four: page p - 1's V (its P V runs during page p's
+// softmax), page p, and pages p + 1 and p + 2 landing, so a copy has two pages' time: 4 x 32 KB of
+// tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode's fp8: 32 KB of Q, 32 KB of raw).
+template <KvFamily F, bool WG, int QT>
 constexpr int ring_stages() {
-  return WG && tiles_ring<F>() ? 4 : 2;
+  return pipelined<F, WG, QT>() ? 4 : 2;
+}
+// The raw ring's pages: one decoded while the next one lands.
+template <KvFamily F, bool WG, int QT>
+constexpr int raw_stages() {
+  return 2;
 }
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
-// tiles_ring), Q fragments [warp][D/16][lane][QT terms] (uint4 each), the per-token-head formats'
+// tiles_ring or decoded_ring), Q fragments [warp][D/16][lane][QT terms] (uint4 each), the per-token-head formats'
 // token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
 // the raw ring [2][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
@@ -117,12 +143,13 @@ struct Smem {
   static constexpr int stage = (NBK + NBV) * tile;
   static constexpr int q_uint4 = W * (D / 16) * 32 * QT;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
-  static constexpr int tiles_bytes = std::max((tiles_ring<F>() ? ring_stages<F, WG>() : 1) * stage * 2, W * 16 * D * 4);
+  static constexpr int ring = tiles_ring<F>() || decoded_ring<F, WG, QT>() ? ring_stages<F, WG, QT>() : 1;  // stages of tiles
+  static constexpr int tiles_bytes = std::max(ring * stage * 2, W * 16 * D * 4);
   static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
   // wgmma's swizzled operands need a 1024-byte aligned base (the kernel aligns the dynamic region).
-  static int bytes(const KvLayerCodec& c) { return raw_offset + 2 * raw_stage(c) + (WG ? 1024 : 0); }
+  static int bytes(const KvLayerCodec& c) { return raw_offset + raw_stages<F, WG, QT>() * raw_stage(c) + (WG ? 1024 : 0); }
 };
 
 // Element (t, col) of a term tile: the 16-byte chunk col / 8 of row t XORed with t % 8, so that the

@@ -101,6 +101,23 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], std::uint64
 #endif
 }
 
+// d (64 x 64, fp32) = A B (+ d when accumulate): A (64 x 16) bf16 in registers (the mma.sync A
+// fragment of the warp's 16 rows), B (16 x 64) bf16 K-major in shared memory.
+__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const std::uint32_t (&a)[4], std::uint64_t b, int accumulate) {
+#if KVGATE_WGMMA_ASM
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      : KVGATE_WGMMA_D8(d)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+#else
+  (void)d, (void)a, (void)b, (void)accumulate;
+  __trap();
+#endif
+}
+
 // d (64 x 128, fp32) += A B: A (64 x 16) bf16 in registers (the mma.sync A fragment of the warp's 16
 // rows), B (16 x 128) bf16 in shared memory, MN-major (read transposed).
 __device__ __forceinline__ void wgmma_m64n128k16_rs_tn(float (&d)[16][4], const std::uint32_t (&a)[4], std::uint64_t b) {

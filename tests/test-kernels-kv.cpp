@@ -744,11 +744,15 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       {"bf16", json::object(), 2, 200, 24, 4, 4, 64, 0, engine},
       {"bf16", json::object(), 1, 1000, 9, 16, 2, 128, 100, engine},
       {"fp8_e4m3", fp8_scaled, 2, 1500, 1, 32, 4, 128, 0, engine},
+      // fp8 prefill tiles through the pipelined ring (decoded_ring): two sequences sharing blocks,
+      // partial last pages; e5m2 with a window.
+      {"fp8_e4m3", fp8_scaled, 2, 1500, 37, 32, 4, 128, 0, engine},
+      {"fp8_e5m2", json::object(), 1, 1000, 9, 16, 2, 128, 100, engine},
       {"int4_per_token_head", json::object(), 2, 700, 2, 4, 2, 128, 150, engine},
       {"q8_0", json::object(), 2, 130, 37, 8, 2, 128, 0, engine},
   };
-  // FlashAttention-3's fp8 Q and P under engine numerics (fp8_operands_fast): prefill tiles run the
-  // tensor-core kernel (wgmma at head_dim 128, mma.sync at 64), decode rows the emulating kernel.
+  // FlashAttention-3's fp8 Q and P under engine numerics (fp8_operands_fast): prefill tiles and
+  // decode rows run the tensor-core prefill kernel (wgmma at head_dim 128, mma.sync at 64).
   // A q_scale that is no power of two: the kernel multiplies the fp8 code and descales the scores.
   // q4_0 rotates K onto Q, which the tensor-core kernel would round after: the emulating kernel runs.
   const kk::AttentionEmulation fa3{.q_fp8 = true, .pv_fp8 = true, .numerics = kk::AttentionNumerics::kEngine};
@@ -756,6 +760,8 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   fa3_scaled.q_scale = 0.37f;
   const std::vector<EmuCase> fa3_cases = {
       {"fp8_e4m3", fp8_scaled, 2, 1500, 37, 32, 4, 128, 0, fa3},
+      {"fp8_e4m3", fp8_scaled, 3, 300, 1, 8, 2, 128, 0, fa3},  // decode rows: the same kernel
+      {"bf16", json::object(), 2, 700, 1, 32, 8, 64, 0, fa3_scaled},
       {"fp8_e4m3", fp8_scaled, 2, 700, 24, 4, 4, 64, 0, fa3_scaled},
       {"q4_0", json::object(), 1, 300, 20, 8, 2, 128, 0, fa3},
       {"bf16", json::object(), 1, 1000, 9, 16, 2, 128, 100, {.pv_fp8 = true, .numerics = kk::AttentionNumerics::kEngine}},
@@ -853,8 +859,17 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   for (const auto& [f, p] : std::vector<std::pair<std::string, json>>{
            {"fp8_per_token_head", json::object()}, {"int8_per_token_head", json::object()},
            {"int4_per_token_head", json::object()}, {"int4_per_token_head", {{"hadamard", false}}}}) {
-    auto pc = std::make_unique<PagedAttentionCase>(f, p, 2, 700, 29, 8, 2, 128);
-    pc->spread = true;
+    for (bool engine : {false, true}) {  // and in engine numerics (the wgmma kernel's one-term Q)
+      auto pc = std::make_unique<PagedAttentionCase>(f, p, 2, 700, 29, 8, 2, 128);
+      pc->spread = true;
+      if (engine) pc->emu.numerics = kk::AttentionNumerics::kEngine;
+      cases.push_back(std::move(pc));
+    }
+  }
+  // The decoded formats in engine numerics over 35 pages in one split: their rings wrap many times.
+  for (const char* f : {"fp8_e4m3", "int8_per_token_head", "int4_per_token_head", "nvfp4"}) {
+    auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 2, 2200, 40, 8, 2, 128, 0, 1);
+    pc->emu.numerics = kk::AttentionNumerics::kEngine;
     cases.push_back(std::move(pc));
   }
   // The same shape on the generic kernel ({"prefill": "generic"}: its error against the twin is the
