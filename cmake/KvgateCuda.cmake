@@ -19,7 +19,7 @@ if(NOT KVGATE_CUDA STREQUAL "OFF")
     string(APPEND CMAKE_CUDA_FLAGS " --expt-relaxed-constexpr")
     find_package(CUDAToolkit REQUIRED)
     set(KVGATE_HAVE_CUDA ON)
-    # The CUDA engine (harness/decoder_cuda, issue #12) defines make_cuda_engine in this build.
+    # The CUDA engine (harness/decoder_cuda) defines make_cuda_engine in this build.
     set(KVGATE_CUDA_ENGINE ON)
   elseif(KVGATE_CUDA STREQUAL "ON")
     message(FATAL_ERROR "KVGATE_CUDA=ON but no CUDA compiler was found: install the CUDA toolkit or configure with -DKVGATE_CUDA=OFF")

@@ -531,7 +531,6 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
   constexpr int kStages = ring_stages<F, WG, QT>();
   constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>();
-  constexpr int kRawStages = raw_stages<F, WG, QT>();
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
   uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
@@ -795,8 +794,7 @@ void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
 bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   // One-row tiles (decode) have their own kernels, except under FlashAttention-3's fp8 Q and P,
   // which only this kernel and the generic emulating one compute: here at the tensor cores' rate.
-  if (a.prefill == PrefillKernel::kGeneric || (a.emulation.active() && !a.emulation.fp8_operands_fast()) ||
-      (a.max_tile_rows < 2 && !a.emulation.fp8_operands_fast()))
+  if (a.prefill == PrefillKernel::kGeneric || ((a.emulation.active() || a.max_tile_rows < 2) && !a.emulation.fp8_operands_fast()))
     return false;
   if (c.head_dim != 64 && c.head_dim != 128) return false;
   if (c.family == KvFamily::kF32 || c.family == KvFamily::kCount) return false;

@@ -124,16 +124,12 @@ template <KvFamily F, bool WG, int QT>
 constexpr int ring_stages() {
   return pipelined<F, WG, QT>() ? 4 : 2;
 }
-// The raw ring's pages: one decoded while the next one lands.
-template <KvFamily F, bool WG, int QT>
-constexpr int raw_stages() {
-  return 2;
-}
+constexpr int kRawStages = 2;  // the raw ring's pages: one decoded while the next one lands
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
 // tiles_ring or decoded_ring), Q fragments [warp][D/16][lane][QT terms] (uint4 each), the per-token-head formats'
 // token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
-// the raw ring [2][K region, V region]. The term tiles double
+// the raw ring [kRawStages][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
 // instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
 template <KvFamily F, int D, bool WG, int QT = kTerms>
@@ -149,7 +145,7 @@ struct Smem {
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
   // wgmma's swizzled operands need a 1024-byte aligned base (the kernel aligns the dynamic region).
-  static int bytes(const KvLayerCodec& c) { return raw_offset + raw_stages<F, WG, QT>() * raw_stage(c) + (WG ? 1024 : 0); }
+  static int bytes(const KvLayerCodec& c) { return raw_offset + kRawStages * raw_stage(c) + (WG ? 1024 : 0); }
 };
 
 // Element (t, col) of a term tile: the 16-byte chunk col / 8 of row t XORed with t % 8, so that the

@@ -151,7 +151,7 @@ std::string ratio_cell(const std::optional<double>& r, const std::optional<doubl
   return s;
 }
 
-// Issue #16: what each night's candidate gained or lost in speed and capacity, so an engine upgrade
+// What each night's candidate gained or lost in speed and capacity, so an engine upgrade
 // that slows decoding shows on the same page as its accuracy; and what was not pinned that night.
 void speed_section(Markup& m, const std::vector<const HistoryRow*>& v) {
   bool any = false;

@@ -33,7 +33,7 @@ struct ReportContext {
   const TrialTexts* trials = nullptr;  // prompts and targets for the drill-down (trial_texts.h); null: none
   std::size_t max_trials_shown = 12;   // lost trials shown in full per task and pair (the rest are listed by id)
   bool json_trial_pairs = false;       // JSON: also every task's per-trial pairs (--json-trials)
-  // Issue #16: what differs in pinning (engine build, attention backend, GPU, driver), one sentence
+  // What differs in pinning (engine build, attention backend, GPU, driver), one sentence
   // each, and what the candidates gain. Shown at the top of every report when set; the pinning list
   // joins the differences the report finds itself (report_top.h).
   std::vector<std::string> pinning_differences{};

@@ -435,7 +435,7 @@ TEST_CASE("kv stores: error order on random data: fp8 per-token-head < fp8 per t
   CHECK(err["int4_per_token_head"] * 1.2 < err["turboquant_3bit_nc"]);
 }
 
-// Issue #15: the deliberately broken format end-to-end tests use to show a gate FAILs.
+// The deliberately broken format end-to-end tests use to show a gate FAILs.
 TEST_CASE("kv store: test_broken_zero_v keeps K as bf16 and reads V back as zeros; it is never listed", "[kv]") {
   const KvShape shape{.layers = 2, .kv_heads = 2, .head_dim = 8};
   auto store = make_kv_store({.format = kTestBrokenZeroV}, shape);

@@ -1,4 +1,4 @@
-// Issue #16 end to end: `kvgate run --engine-log` stores the engine's facts in run.json (and keeps
+// End to end: `kvgate run --engine-log` stores the engine's facts in run.json (and keeps
 // them on resume), a log with nothing known warns, a missing log is exit 2 before anything is
 // written; `kvgate compare` prints pinning and gains, writes them to the JSON, and
 // --strict-pinning turns a difference into exit 2 with no file written.

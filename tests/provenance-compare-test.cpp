@@ -1,4 +1,4 @@
-// Issue #16 inside compare: the pinning check on fixture run.json pairs (tests/fixtures/pinning),
+// Pinning provenance inside compare: the pinning check on fixture run.json pairs (tests/fixtures/pinning),
 // --strict-pinning, the Hopper warning, latency percentiles and paired ratios with known values,
 // KV capacity from engine logs or an estimate, and the JSON fields.
 #include <cmath>

@@ -1,4 +1,4 @@
-// Issue #16 in the reports: every format (HTML, Markdown, JUnit) carries the pinning differences at
+// Pinning provenance in the reports: every format (HTML, Markdown, JUnit) carries the pinning differences at
 // the top, with the Hopper warning, and "what the candidate gains" beside what it loses, from what
 // compare measured (tests/fixtures/pinning: engine logs, streamed latencies); the nightly history
 // rows carry the gains and the pinning differences.
