@@ -531,21 +531,25 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
   constexpr int kStages = ring_stages<F, WG, QT>();
   constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>();
+  constexpr bool kSharedRaw = shared_raw_ring<F, WG, QT>();
+  constexpr int kRawStages = raw_stages<F, WG, QT>();
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
   uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
   __nv_bfloat16* const tiles = reinterpret_cast<__nv_bfloat16*>(smem4);  // [stage][K terms, V terms][64][D]
   // Q's terms: [warp][ks][lane][QT] fragments, or (WG) [warpgroup][QT][64 rows][D] tiles.
   uint4* qf = reinterpret_cast<uint4*>(smem4) + S::tiles_bytes / 16;
-  // [K 64][V 64] (per-token-head formats) or K's block scales [D/32][64] (q8_0, q4_0)
+  // [K 64][V 64] (per-token-head formats; a set a ring stage: decoded_ring) or K's block scales
+  // [D/32][64] (q8_0, q4_0)
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
   std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [kRawStages][K region, V region]
   __shared__ int w_seq[W], w_lo[W], w_hi[W];
   // (kPipelined) The ring's mbarriers: full[s] completes when every thread's copies of slot s's page
-  // have landed (or every thread widened its part), empty[s] when every thread is done with it (its
-  // P V awaited).
-  __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages];
+  // have landed (or every thread decoded its part), empty[s] when every thread is done with it (its
+  // P V awaited). (kSharedRaw) The raw ring's: raw_full[r] when every thread's copies of the page
+  // landed, raw_empty[r] when every thread decoded it.
+  __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages], raw_full[kRawStages], raw_empty[kRawStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
   const int kvh = blockIdx.y, split = blockIdx.x;
@@ -577,8 +581,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     w_hi[warp] = has_tile ? a.row_pos[tl.row0 + tl.rows - 1] + 1 : 0;
   }
   if constexpr (kPipelined) {
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
       for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], T), mbar_init(&ring_empty[st], T);
+      if constexpr (kSharedRaw)
+        for (int st = 0; st < kRawStages; ++st) mbar_init(&raw_full[st], T), mbar_init(&raw_empty[st], T);
+    }
   }
   // The warpgroups' turns on the tensor cores (wg_qk): warpgroup 0 goes first.
   if (WG && W == 8 && warp >= 4) named_barrier_arrive(2, 256);
@@ -622,18 +629,37 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, valid(p), k_region, v_region, tiles, raw,
                           tiles_ring<F>() ? slot(p) : raw_slot(p));
     };
-    // The term tiles of page p: its ring slot, or the one stage page_to_terms fills.
+    // The term tiles of page p: its ring slot, or the one stage page_to_terms fills; its token scales.
     const auto k_tile = [&](int p) { return tiles + (S::ring > 1 ? slot(p) * S::stage : 0); };
+    const auto scales_of = [&](int p) { return tok_scale + (token_scales<F>() && S::ring > 1 ? slot(p) * 2 * kTile : 0); };
+    // (kSharedRaw) Page p's raw bytes into its raw slot, once every thread decoded the page before
+    // it there (page p - kRawStages: a page ago, so this seldom waits); raw_full completes when every
+    // thread's copies landed.
+    const auto issue_shared_raw = [&](int p) {
+      if (p >= pe) return;
+      const int i = ring(p);
+      if (i >= kRawStages) mbar_wait(&raw_empty[raw_slot(p)], (i / kRawStages - 1) & 1);
+      issue(p);
+      cp_async_arrive_noinc(&raw_full[raw_slot(p)]);
+    };
     // (kPipelined) Page p's tiles into its ring slot once page p - kStages left it, completing the
     // slot's full mbarrier: bf16 rows copied straight into the tiles; fp8 per tensor (kDecodedRing):
     // this thread's raw chunks of page p (copied two pages ago; one cp.async group a page, p + 1's
     // still in flight) widened into them, then page p + 2's raw chunks copied into the raw slot page p
-    // leaves.
+    // leaves; kSharedRaw: page p decoded a warp per token slot once its raw bytes landed, then page p +
+    // 2's copy issued.
     [[maybe_unused]] const auto fill = [&](int p) {
       if (p >= pe) return;
       const int i = ring(p);
       if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
-      if constexpr (kDecodedRing) {
+      if constexpr (kSharedRaw) {
+        mbar_wait(&raw_full[raw_slot(p)], (i / kRawStages) & 1);
+        page_to_terms<F, D, WG>(c, kvh, raw_of(p), raw_of(p) + k_region, valid(p), k_tile(p), k_tile(p) + NBK * S::tile, scales_of(p));
+        fence_proxy_async();
+        mbar_arrive(&ring_full[slot(p)]);
+        mbar_arrive(&raw_empty[raw_slot(p)]);
+        issue_shared_raw(p + 2);
+      } else if constexpr (kDecodedRing) {
         cp_async_wait<kRawStages - 1>();
         own_fp8_chunks_to_tiles<F, D, T>(c, raw_of(p), k_region, valid(p), k_tile(p));
         fence_proxy_async();
@@ -656,7 +682,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
-      page_softmax<F>(a, !WG || needs(warp, p), p * kTile, nq, first, last, k_mul, tok_scale, s, alpha, m, l);
+      page_softmax<F>(a, !WG || needs(warp, p), p * kTile, nq, first, last, k_mul, scales_of(p), s, alpha, m, l);
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
@@ -681,11 +707,15 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     };
     if constexpr (kPipelined) {
       if (pb < pe) {
-        if constexpr (kDecodedRing)  // the raw ring's first pages, one group each
+        if constexpr (kSharedRaw) {  // the raw ring's first pages
+          issue_shared_raw(pb);
+          issue_shared_raw(pb + 1);
+        } else if constexpr (kDecodedRing) {  // the raw ring's first pages, one group each
           for (int p = pb; p < pb + kRawStages; ++p) {
             if (p < pe) issue(p);
             cp_async_commit();
           }
+        }
         pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, fill, wg_qk, softmax, rescale, wg_p, wg_pv, o);
         ring_i0 += pe - pb;
       }

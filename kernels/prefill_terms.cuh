@@ -104,13 +104,21 @@ template <KvFamily F>
 constexpr bool tiles_ring() {
   return F == KvFamily::kBf16;
 }
-// The wgmma kernel in engine mode widens fp8 pages into a ring of tiles too, so that they take the
-// pipelined loop: each thread widens the raw chunks it copied itself (no block barrier:
-// own_fp8_chunks_to_tiles) and arrives on the tile slot's mbarrier. Exact mode's three Q terms
-// (96 KB) leave no room for four stages of tiles beside the raw ring.
+// The wgmma kernel in engine mode decodes the one-term formats' pages into a ring of tiles too, so
+// that they take the pipelined loop: fp8 per tensor, each thread widening the raw chunks it copied
+// itself (no barrier at all: own_fp8_chunks_to_tiles), the per-token-head formats and nvfp4 a warp
+// per token slot once the raw ring's mbarrier says every thread's copies of the page landed
+// (shared_raw_ring). Either arrives on the tile slot's mbarrier. Exact mode's three Q terms (96 KB)
+// leave no room for four stages of tiles beside the raw ring.
 template <KvFamily F, bool WG, int QT>
 constexpr bool decoded_ring() {
-  return WG && QT == 1 && F == KvFamily::kFp8Tensor;
+  return WG && QT == 1 &&
+         (F == KvFamily::kFp8Tensor || F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth || F == KvFamily::kInt4Pth ||
+          F == KvFamily::kNvfp4);
+}
+template <KvFamily F, bool WG, int QT>
+constexpr bool shared_raw_ring() {
+  return decoded_ring<F, WG, QT>() && F != KvFamily::kFp8Tensor;
 }
 // The kernels whose page loop is prefill_kernel's pipelined one (mbarriers, no block barrier a page).
 template <KvFamily F, bool WG, int QT>
@@ -124,12 +132,17 @@ template <KvFamily F, bool WG, int QT>
 constexpr int ring_stages() {
   return pipelined<F, WG, QT>() ? 4 : 2;
 }
-constexpr int kRawStages = 2;  // the raw ring's pages: one decoded while the next one lands
+// The raw ring's pages: one decoded while the next one lands; the shared raw ring a third, so that
+// a page's copy waits for the page before it to leave its slot (every thread decoded it a page ago).
+template <KvFamily F, bool WG, int QT>
+constexpr int raw_stages() {
+  return shared_raw_ring<F, WG, QT>() ? 3 : 2;
+}
 
 // Shared memory: bf16 K and V term tiles [stage][K terms, V terms][64][D] (one stage unless
 // tiles_ring or decoded_ring), Q fragments [warp][D/16][lane][QT terms] (uint4 each), the per-token-head formats'
 // token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
-// the raw ring [kRawStages][K region, V region]. The term tiles double
+// the raw ring [raw_stages][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
 // instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
 template <KvFamily F, int D, bool WG, int QT = kTerms>
@@ -137,15 +150,16 @@ struct Smem {
   static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
   static constexpr int stage = (NBK + NBV) * tile;
-  static constexpr int q_uint4 = W * (D / 16) * 32 * QT;
+  static constexpr int q_uint4 = q_in_registers<WG, QT>() ? 0 : W * (D / 16) * 32 * QT;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
   static constexpr int ring = tiles_ring<F>() || decoded_ring<F, WG, QT>() ? ring_stages<F, WG, QT>() : 1;  // stages of tiles
   static constexpr int tiles_bytes = std::max(ring * stage * 2, W * 16 * D * 4);
-  static constexpr int scales_bytes = token_scales<F>() ? 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
+  // Token scales: one set, or one a stage of the ring (decoded_ring).
+  static constexpr int scales_bytes = token_scales<F>() ? ring * 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
   static constexpr int raw_offset = tiles_bytes + q_uint4 * 16 + scales_bytes;  // a multiple of 16
   static int raw_stage(const KvLayerCodec& c) { return tiles_ring<F>() ? 0 : kTile * (c.k_bytes + c.v_bytes); }
   // wgmma's swizzled operands need a 1024-byte aligned base (the kernel aligns the dynamic region).
-  static int bytes(const KvLayerCodec& c) { return raw_offset + kRawStages * raw_stage(c) + (WG ? 1024 : 0); }
+  static int bytes(const KvLayerCodec& c) { return raw_offset + raw_stages<F, WG, QT>() * raw_stage(c) + (WG ? 1024 : 0); }
 };
 
 // Element (t, col) of a term tile: the 16-byte chunk col / 8 of row t XORed with t % 8, so that the
