@@ -47,6 +47,7 @@
 // TurboQuant's MSE keys) move off the tokens as in the decode kernel, by the same rule
 // (kv_rotations.cuh): K's onto Q, V's onto the accumulator before it is written, once per tile.
 #include <algorithm>
+#include <cfloat>
 #include <cstdint>
 #include <type_traits>
 
@@ -244,7 +245,12 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
 // a branch around each score's 10-instruction exp chain, which serialized the 32 chains (the
 // softmax took 56% of the warps' stall samples, docs/bench-notes/prefill-softmax-h200-2026-12-02.txt); exp(-inf - m) is already 0, so only m
 // = -inf (a row that saw nothing yet) needs a finite stand-in.
-template <KvFamily F>
+//
+// kFused (engine numerics): the scores stay unscaled, the maximum is scaled once a row, and a weight
+// is one FFMA and an ex2, 2^(x c - m log2 e) with c = scale log2 e (the per-tensor K scale folded
+// in): FlashAttention-2/3's exp2f(x * scale_log2 - max_scaled). Exact mode scales every score first
+// and takes the exp of the difference (two more instructions a score).
+template <KvFamily F, bool kFused>
 __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, int nq, const int (&first)[2], const int (&last)[2],
                                              float k_mul, const float* tok_scale, float (&s)[8][4], float (&alpha)[2], float (&m)[2],
                                              float (&l)[2]) {
@@ -253,6 +259,9 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   // inside every row's visible tokens (most pages of a long prefill) needs no mask.
   float mx[2] = {-INFINITY, -INFINITY};
   const float scale = a.emulation.q_fp8 ? a.scale * a.emulation.q_scale : a.scale;  // fp8 Q staged unscaled
+  // (kFused) What multiplies a score after the masks: never 0, so that a masked -inf stays -inf
+  // (a per-tensor scale of 0 leaves every score 0 either way).
+  [[maybe_unused]] const float mul = kFused ? fmaxf(tensor_scales<F>() ? scale * k_mul : scale, FLT_MIN) : scale;
   const auto scale_scores = [&](auto masked) {
 #pragma unroll
     for (int n = 0; n < 8; ++n)
@@ -260,10 +269,11 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
       for (int e = 0; e < 4; ++e) {
         const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
         float x = s[n][e];
-        if constexpr (tensor_scales<F>()) x *= k_mul;
+        if constexpr (tensor_scales<F>() && !kFused) x *= k_mul;
         if constexpr (token_scales<F>()) x *= tok_scale[n * 8 + 2 * cq + (e & 1)];
-        if constexpr (decltype(masked)::value) s[n][e] = act && tok >= first[r] && tok <= last[r] ? x * scale : -INFINITY;
-        else s[n][e] = x * scale;
+        if constexpr (!kFused) x *= scale;
+        if constexpr (decltype(masked)::value) s[n][e] = act && tok >= first[r] && tok <= last[r] ? x : -INFINITY;
+        else s[n][e] = x;
         mx[r] = fmaxf(mx[r], s[n][e]);
       }
   };
@@ -278,17 +288,20 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   for (int r = 0; r < 2; ++r) {
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    if constexpr (kFused) mx[r] *= mul;  // the row's scaled maximum (-inf stays -inf)
     const float m_new = fmaxf(m[r], mx[r]);
     alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
     mx[r] = m_new == -INFINITY ? 0.0f : m_new;  // the exps' reference (every score is -inf where it is 0)
     m[r] = m_new;
   }
+  [[maybe_unused]] const float c = mul * 1.44269504088896341f;
+  [[maybe_unused]] const float ml2[2] = {mx[0] * 1.44269504088896341f, mx[1] * 1.44269504088896341f};
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int r = e >> 1;
-      s[n][e] = softmax_exp(s[n][e] - mx[r]);
+      s[n][e] = kFused ? exp2_approx(fmaf(s[n][e], c, -ml2[r])) : softmax_exp(s[n][e] - mx[r]);
       sum[r] += s[n][e];
     }
 #pragma unroll
@@ -624,8 +637,17 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     const auto valid = [&](int p) { return min(kTile, hi_tok - p * kTile); };
     const auto raw_slot = [&](int p) { return ring(p) % kRawStages; };
     const auto raw_of = [&](int p) { return raw + raw_slot(p) * (k_region + v_region); };
+    // Pages are issued in order, so the block table's next entry is loaded one copy ahead: its
+    // latency is not paid again before each copy.
+    int next_p = pb, next_page = pb < pe ? table[pb] : 0;
+    const auto page_at = [&](int p) {
+      const int page = p == next_p ? next_page : table[p];
+      next_p = p + 1;
+      next_page = p + 1 < pe ? table[p + 1] : 0;
+      return page;
+    };
     const auto issue = [&](int p) {
-      const std::int64_t region = static_cast<std::int64_t>(table[p]) * a.kv_heads + kvh;
+      const std::int64_t region = static_cast<std::int64_t>(page_at(p)) * a.kv_heads + kvh;
       issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, valid(p), k_region, v_region, tiles, raw,
                           tiles_ring<F>() ? slot(p) : raw_slot(p));
     };
@@ -682,7 +704,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
-      page_softmax<F>(a, !WG || needs(warp, p), p * kTile, nq, first, last, k_mul, scales_of(p), s, alpha, m, l);
+      page_softmax<F, QT == 1>(a, !WG || needs(warp, p), p * kTile, nq, first, last, k_mul, scales_of(p), s, alpha, m, l);
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
