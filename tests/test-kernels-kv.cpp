@@ -872,6 +872,14 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     pc->emu.numerics = kk::AttentionNumerics::kEngine;
     cases.push_back(std::move(pc));
   }
+  // And over sequences of two pages, three of them in one block: each sequence's range is shorter
+  // than the raw ring's lead (the copies of pages pb + 2.. are skipped), and the ring's page count
+  // runs on across the three.
+  for (const char* f : {"fp8_e4m3", "fp8_per_token_head", "int4_per_token_head", "nvfp4"}) {
+    auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), 3, 100, 12, 8, 2, 128, 0, 1);
+    pc->emu.numerics = kk::AttentionNumerics::kEngine;
+    cases.push_back(std::move(pc));
+  }
   // The same shape on the generic kernel ({"prefill": "generic"}: its error against the twin is the
   // reference), in bf16x3 mode ({"prefill": "bf16x3"}: 2^-16 per product, a looser bound) and on the
   // mma.sync kernel ({"prefill": "mma_sync"}: the default runs wgmma on an H100/H200);
