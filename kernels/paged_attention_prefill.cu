@@ -20,9 +20,9 @@
 // in wgmma's 128-byte swizzle (tile_index), Q's terms are tiles too (engine mode's one term: registers,
 // q_in_registers), and the two warpgroups of a
 // block take turns issuing S (named barriers) so that one's softmax overlaps the other's product;
-// a page's P V is awaited at the next page's barrier, or (bf16, and fp8 per tensor in engine mode:
-// kPipelined) runs during the next page's softmax, the pages coming through a ring on mbarriers
-// instead of block barriers (fp8: each thread widens the raw chunks it copied into the ring's tiles).
+// a page's P V is awaited at the next page's barrier, or (bf16, and in engine mode fp8, the
+// per-token-head formats and nvfp4: kPipelined) runs during the next page's softmax, the pages coming
+// through a ring on mbarriers instead of block barriers (the decoded formats: decoded_ring).
 // ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms

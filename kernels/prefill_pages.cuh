@@ -94,6 +94,12 @@ __device__ __forceinline__ void codec_row(const KvLayerCodec& c, bool is_k, int 
   }
 }
 
+// Codes 2e and 2e + 1 of eight fp8 codes (w0: the first four) widened by the hardware (exact).
+__device__ __forceinline__ float2 fp8_pair_to_f32(std::uint32_t w0, std::uint32_t w1, int e, __nv_fp8_interpretation_t kind) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(((e < 2 ? w0 : w1) >> (16 * (e % 2))) & 0xffffu), kind);
+  return __half22float2(__half2(h));
+}
+
 // A page's raw bytes (the raw ring) -> bf16 term tiles kt, vt (term k at + k * tile): fp16 and fp8
 // per tensor element by element (fp8 as codes: the scale is applied to scores and output); codec
 // formats a warp per token slot through codec_row, with the per-token-head formats' scales in
@@ -131,12 +137,10 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
             }
           } else {  // fp8 codes, widened by the hardware (exact)
             const uint2 r = reinterpret_cast<const uint2*>(src + t * row_bytes)[ch];
-            const std::uint32_t w[2] = {r.x, r.y};
             const __nv_fp8_interpretation_t kind = c.fp8_kind == Fp8Kind::kE4M3 ? __NV_E4M3 : __NV_E5M2;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>((w[e / 2] >> (16 * (e % 2))) & 0xffffu), kind);
-              const float2 f = __half22float2(__half2(h));
+              const float2 f = fp8_pair_to_f32(r.x, r.y, e, kind);
               x[2 * e] = f.x, x[2 * e + 1] = f.y;
             }
           }
@@ -180,14 +184,13 @@ __device__ void page_to_terms(const KvLayerCodec& c, int kvh, const std::uint8_t
   }
 }
 
-// Eight fp8 codes (w0: the first four) widened by the hardware into eight bf16 (exact: an fp8 value
-// has at most 4 significant bits), as one 16-byte chunk of a tile row.
+// Eight fp8 codes widened into eight bf16 (exact: an fp8 value has at most 4 significant bits), as
+// one 16-byte chunk of a tile row.
 __device__ __forceinline__ uint4 widen_fp8x8(std::uint32_t w0, std::uint32_t w1, __nv_fp8_interpretation_t kind) {
   std::uint32_t o[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(((e < 2 ? w0 : w1) >> (16 * (e % 2))) & 0xffffu), kind);
-    const float2 f = __half22float2(__half2(h));
+    const float2 f = fp8_pair_to_f32(w0, w1, e, kind);
     o[e] = bf2_bits(__floats2bfloat162_rn(f.x, f.y));
   }
   return make_uint4(o[0], o[1], o[2], o[3]);

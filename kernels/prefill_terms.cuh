@@ -127,7 +127,7 @@ constexpr bool pipelined() {
 }
 // Stages of the ring. The pipelined loop keeps four: page p - 1's V (its P V runs during page p's
 // softmax), page p, and pages p + 1 and p + 2 landing, so a copy has two pages' time: 4 x 32 KB of
-// tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode's fp8: 32 KB of Q, 32 KB of raw).
+// tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode: Q in registers, the raw ring beside the tiles).
 template <KvFamily F, bool WG, int QT>
 constexpr int ring_stages() {
   return pipelined<F, WG, QT>() ? 4 : 2;
