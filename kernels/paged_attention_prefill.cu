@@ -695,6 +695,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     };
     // Warp w's tile sees tokens of page p.
     const auto needs = [&](int w, int p) { return w_seq[w] == seq && p * kTile < w_hi[w] && (p + 1) * kTile > w_lo[w]; };
+    // This warp's own needs(warp, p), its bounds read once: the page loop's mbarrier waits and
+    // wgmma fences are memory clobbers, so the compiler would reload them from shared memory a page.
+    const bool own_seq = w_seq[warp] == seq;
+    const int own_lo = w_lo[warp], own_hi = w_hi[warp];
+    const auto own_needs = [&](int p) { return own_seq && p * kTile < own_hi && (p + 1) * kTile > own_lo; };
     // (WG) S = Q K^T of page p (wg_qk_issue), unless none of the warpgroup's warps needs the page and
     // !always; returns whether it ran.
     [[maybe_unused]] const auto wg_qk = [&](int p, float(&s)[8][4], bool always) {
@@ -704,7 +709,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
-      page_softmax<F, QT == 1>(a, !WG || needs(warp, p), p * kTile, nq, first, last, k_mul, scales_of(p), s, alpha, m, l);
+      page_softmax<F, QT == 1>(a, !WG || own_needs(p), p * kTile, nq, first, last, k_mul, scales_of(p), s, alpha, m, l);
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
