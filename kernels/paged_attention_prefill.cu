@@ -48,6 +48,7 @@
 // (kv_rotations.cuh): K's onto Q, V's onto the accumulator before it is written, once per tile.
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 
@@ -251,10 +252,10 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
 // in): FlashAttention-2/3's exp2f(x * scale_log2 - max_scaled). Exact mode scales every score first
 // and takes the exp of the difference (two more instructions a score).
 template <KvFamily F, bool kFused>
-__device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, int nq, const int (&first)[2], const int (&last)[2],
+__device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, const int (&first)[2], const int (&last)[2], const int (&warp_vis)[2],
                                              float k_mul, const float* tok_scale, float (&s)[8][4], float (&alpha)[2], float (&m)[2],
                                              float (&l)[2]) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
+  const int lane = threadIdx.x & 31, cq = lane & 3;
   // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
   // inside every row's visible tokens (most pages of a long prefill) needs no mask.
   float mx[2] = {-INFINITY, -INFINITY};
@@ -277,11 +278,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
         mx[r] = fmaxf(mx[r], s[n][e]);
       }
   };
-  bool inside = act;
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-    if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
-  if (__all_sync(0xffffffffu, inside)) scale_scores(std::false_type{});
+  if (act && t0 >= warp_vis[0] && t0 + kTile - 1 <= warp_vis[1]) scale_scores(std::false_type{});  // warp-uniform
   else scale_scores(std::true_type{});
   float sum[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -290,7 +287,9 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
     if constexpr (kFused) mx[r] *= mul;  // the row's scaled maximum (-inf stays -inf)
     const float m_new = fmaxf(m[r], mx[r]);
-    alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
+    // (kFused) The rescale factor by ex2 too, as FlashAttention's: o and l take the same factor, so
+    // its error cancels in o / l.
+    alpha[r] = m_new == -INFINITY ? 1.0f : kFused ? exp2_approx((m[r] - m_new) * 1.44269504088896341f) : expf(m[r] - m_new);
     mx[r] = m_new == -INFINITY ? 0.0f : m_new;  // the exps' reference (every score is -inf where it is 0)
     m[r] = m_new;
   }
@@ -584,6 +583,14 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     last[r] = qi < nq ? a.row_pos[tl.row0 + qi / group] : -1;
     first[r] = a.window > 0 ? max(0, last[r] - a.window + 1) : 0;
   }
+  // The tokens every row of the warp sees, [warp_vis[0], warp_vis[1]]: a page inside them needs no
+  // mask (page_softmax), decided by two comparisons a page instead of a vote.
+  int warp_vis[2] = {0, INT_MAX};
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    if (g + 8 * r < nq) warp_vis[0] = max(warp_vis[0], first[r]), warp_vis[1] = min(warp_vis[1], last[r]);
+  warp_vis[0] = __reduce_max_sync(0xffffffffu, warp_vis[0]);
+  warp_vis[1] = __reduce_min_sync(0xffffffffu, warp_vis[1]);
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
   stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
@@ -709,7 +716,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
-      page_softmax<F, QT == 1>(a, !WG || own_needs(p), p * kTile, nq, first, last, k_mul, scales_of(p), s, alpha, m, l);
+      page_softmax<F, QT == 1>(a, !WG || own_needs(p), p * kTile, first, last, warp_vis, k_mul, scales_of(p), s, alpha, m, l);
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
