@@ -223,6 +223,12 @@ __device__ __forceinline__ void own_fp8_chunks_to_tiles(const KvLayerCodec& c, c
   }
 }
 
+// p itself, hidden from the optimizer: address arithmetic on it is not reassociated into its parts.
+__device__ __forceinline__ const std::uint8_t* opaque(const std::uint8_t* p) {
+  asm("mov.b64 %0, %0;" : "+l"(p));
+  return p;
+}
+
 // cp.async of page (k_src, v_src) into ring slot `slot`: bf16 rows into the slot's K and V term tiles
 // (16-byte chunks, swizzled; tokens >= valid become zeros), other formats' whole K and V regions
 // (rows past valid are never decoded) into the slot's raw bytes.
@@ -234,12 +240,18 @@ __device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std:
     static_assert(kTile * chunks % T == 0, "whole chunks per thread");
     __nv_bfloat16* kt = tiles + slot * Smem<F, D, WG>::stage;
     __nv_bfloat16* vt = kt + Smem<F, D, WG>::tile;
+    // Chunk i is bytes 16 i of the page (rows of row_bytes), a constant step from this thread's
+    // first: one base a region and immediate offsets (opaque: else the compiler folds the page's
+    // region * bytes into each chunk's address again). Rows past valid are in the page too (a region
+    // holds all kTile rows), so their addresses are in bounds; none of them is read.
+    static_assert(chunks * 16 == row_bytes, "chunk i starts at byte 16 i");
+    const std::uint8_t* kb = opaque(k_src) + 16 * threadIdx.x;
+    const std::uint8_t* vb = opaque(v_src) + 16 * threadIdx.x;
 #pragma unroll
     for (int u = 0; u < per; ++u) {
       const int i = threadIdx.x + u * T, t = i / chunks, ch = i % chunks, idx = tile_index<D, WG>(t, ch * 8);
-      const int off = t < valid ? t * row_bytes + ch * 16 : 0;
-      cp_async16_or_zero(kt + idx, k_src + off, t < valid);
-      cp_async16_or_zero(vt + idx, v_src + off, t < valid);
+      cp_async16_or_zero(kt + idx, kb + 16 * T * u, t < valid);
+      cp_async16_or_zero(vt + idx, vb + 16 * T * u, t < valid);
     }
   } else {
     std::uint8_t* dst = raw + slot * (k_region + v_region);
