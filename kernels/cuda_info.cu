@@ -34,4 +34,14 @@ std::string cuda_describe() {
   return s;
 }
 
+CudaDeviceInfo cuda_current_device() {
+  int d = 0;
+  cudaDeviceProp p{};
+  if (cuda_device_count() == 0 || cudaGetDevice(&d) != cudaSuccess || cudaGetDeviceProperties(&p, d) != cudaSuccess) {
+    cudaGetLastError();
+    return {"", 0};
+  }
+  return {p.name, p.totalGlobalMem};
+}
+
 }  // namespace kvgate::kernels

@@ -18,6 +18,7 @@
 #include "harness/decoder/kernel_switches.h"
 #include "harness/decoder/score.h"
 #include "kernels/cuda_check.cuh"
+#include "kernels/cuda_info.h"
 #include "harness/decoder_cuda/cuda_forward.h"
 #include "tests/decoder_fixtures.h"
 #include "kernels/kv_format.h"
@@ -776,6 +777,12 @@ TEST_CASE("CUDA engine: generation requests prefilled together give each prompt'
   EngineOptions o;
   o.device = "cuda";
   o.max_batch = 4;
+  {
+    auto by_default = make_cuda_engine(model, o);
+    const kvgate::kernels::CudaDeviceInfo gpu = kvgate::kernels::cuda_current_device();
+    CHECK(by_default->describe()["prefill_chunk"] == kvgate::decoder::cuda_default_prefill_chunk(gpu.name, gpu.total_bytes));
+  }
+  o.kernel_switches = {{"prefill_chunk", 512}};
   auto engine = make_cuda_engine(model, o);
   REQUIRE(engine->describe()["prefill_chunk"] == 512);
   const std::vector<int> lengths = {1100, 5, 700, 40, 530};  // 5 callers: one waits for a slot

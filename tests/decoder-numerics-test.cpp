@@ -116,6 +116,17 @@ TEST_CASE("cpu engine: exact by default, engine on request, recorded; engine log
   CHECK(a == c);          // "exact" named is the default
 }
 
+TEST_CASE("the CUDA engine's default prefill chunk is vLLM's token budget on that GPU", "[numerics]") {
+  constexpr std::size_t GiB = std::size_t{1} << 30;
+  CHECK(cuda_default_prefill_chunk("NVIDIA H100 80GB HBM3", 79 * GiB + GiB / 2) == 8192);
+  CHECK(cuda_default_prefill_chunk("NVIDIA H200", 140 * GiB) == 8192);
+  CHECK(cuda_default_prefill_chunk("NVIDIA A100-SXM4-80GB", 79 * GiB) == 2048);  // vLLM keeps A100 at 2048
+  CHECK(cuda_default_prefill_chunk("NVIDIA L40S", 44 * GiB) == 2048);
+  CHECK(cuda_default_prefill_chunk("NVIDIA H100 80GB HBM3", 70 * GiB) == 8192);
+  CHECK(cuda_default_prefill_chunk("NVIDIA H100 80GB HBM3", 70 * GiB - 1) == 2048);
+  CHECK(cuda_default_prefill_chunk("", 0) == 2048);
+}
+
 TEST_CASE("cpu engine: prefill_chunk is honoured, recorded, and changes no token or logit", "[numerics]") {
   kvtest::TempDir tmp;
   auto model = kvtest::make_and_load(tmp, "m", tiny());

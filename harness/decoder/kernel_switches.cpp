@@ -1,5 +1,7 @@
 #include "harness/decoder/kernel_switches.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "harness/core/error.h"
@@ -27,6 +29,13 @@ const char* numerics_name(kernels::AttentionNumerics n) { return n == kernels::A
 
 kernels::AttentionNumerics default_numerics(const std::string& device) {
   return device == "cuda" ? kernels::AttentionNumerics::kEngine : kernels::AttentionNumerics::kExact;
+}
+
+int cuda_default_prefill_chunk(const std::string& device_name, std::size_t device_bytes) {
+  std::string name = device_name;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const bool large = device_bytes >= std::size_t{70} << 30 && name.find("a100") == std::string::npos;
+  return large ? 8192 : 2048;
 }
 
 KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {

@@ -29,6 +29,7 @@
 //                                      default); identical results on the CPU except kivi2, whose
 //                                      store quantizes as tokens arrive; on CUDA up to fp32 rounding
 #pragma once
+#include <cstddef>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -60,6 +61,14 @@ const char* numerics_name(kernels::AttentionNumerics numerics);
 // A device's numerics when no switch names them ("cuda" | "cpu", as resolve_device gives it): engine
 // on CUDA, exact on the CPU (docs/reference-decoder.md, "Numerics" says why).
 kernels::AttentionNumerics default_numerics(const std::string& device);
+
+// The CUDA engine's rows per prefill forward when no "prefill_chunk" is given: the token budget a
+// step of vLLM V1's OpenAI server takes on that GPU (vllm/engine/arg_utils.py,
+// EngineArgs.get_batch_defaults): 8192 with 70 GiB or more, an A100 excepted, else 2048 (SGLang's
+// chunked_prefill_size is 8192 on an H100 or H200 too). The chunk changes no value beyond fp32
+// rounding, every row reads the cache; it sets the speed (docs/bench-notes/prefill-chunk-2026-12-06.md)
+// and the scratch, logits rows x vocabulary in fp32.
+int cuda_default_prefill_chunk(const std::string& device_name, std::size_t device_bytes);
 
 // The switches' names and values, one line, for error messages and docs.
 std::string kernel_switches_help();

@@ -73,12 +73,12 @@ class CudaEngine final : public Engine {
                   "(or drop \"prefill\": engine numerics already take one bf16 term of Q and P)");
     if (options_.max_batch <= 0) throw Error("--max-batch must be positive");
     weights_ = CudaWeights::upload(*model_, gemm);
-    // Prefill chunks of 512 rows: a random Qwen3-8B shape prefills 32K tokens in 2.68 s against 3.03
-    // with 256 (128K: 29.8 against 31.0 s; 1024 rows gain 1-3% more for twice the scratch;
-    // docs/bench-notes/prefill-softmax-h200-2026-12-02.txt).
+    // Prefill chunks as the user's engine takes them on this GPU (cuda_default_prefill_chunk).
+    const kernels::CudaDeviceInfo gpu = kernels::cuda_current_device();
+    const int chunk = k.prefill_chunk > 0 ? k.prefill_chunk : cuda_default_prefill_chunk(gpu.name, gpu.total_bytes);
     forward_ = std::make_unique<CudaForward>(model_->config(), weights_,
                                              CudaForwardOptions{.kv = options_.kv,
-                                                                .max_rows = std::max(k.prefill_chunk > 0 ? k.prefill_chunk : 512, options_.max_batch),
+                                                                .max_rows = std::max(chunk, options_.max_batch),
                                                                 .max_seqs = options_.max_batch,
                                                                 .splits = k.attention_splits,
                                                                 .emulation = attention_,

@@ -501,7 +501,7 @@ int main(int argc, char** argv) try {
       prefill_chunks.clear();
       for (const auto& c : split(next())) {
         const int n = integer(c);
-        if (n < 1 || n > 4096) throw kvgate::Error("--prefill-chunks: rows per forward call, 1..4096, not " + c);
+        if (n < 1 || n > 65536) throw kvgate::Error("--prefill-chunks: rows per forward call, 1..65536, not " + c);
         prefill_chunks.push_back(n);
       }
     } else if (a == "--prefill-batch") {
