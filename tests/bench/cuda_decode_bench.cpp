@@ -26,7 +26,7 @@
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
 //               engine numerics, Q and P in bf16; "+fa3": engine numerics with fp8 Q and P as
 //               FlashAttention-3 computes an fp8 cache; else exact) and rows per forward call
-//               (`--prefill-chunks`, default 512; the CUDA engine prefills in max(512, batch)), and
+//               (`--prefill-chunks`, default the CUDA engine's: cuda_default_prefill_chunk, 8192 on an H100), and
 //               sequences prefilled together (`--prefill-batch B[,...]`, default 1: each forward holds
 //               chunk / B consecutive rows of each of B sequences, all advancing together, their last
 //               rows at the end as the engine places them); then 32 greedy decode steps at batch B, and
@@ -55,6 +55,7 @@
 #include "harness/core/rng.h"
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_info.h"
+#include "harness/decoder/kernel_switches.h"
 #include "harness/decoder/model_config.h"
 #include "harness/decoder_cuda/cuda_forward.h"
 #include "kernels/gemv.h"
@@ -431,10 +432,12 @@ constexpr const char* kUsage =
     "                         [--batches 1,32] [--profile] [--gemv off,on,pdl] [--prefill-formats a,b,...]\n"
     "                         [--prefill-kernels tensor_core,tensor_core+engine,tensor_core+fa3,bf16x3,generic] [--decode-kernels tensor_core,cuda_core,generic]\n"
     "                         [--heads 32,64] [--splits N] [--ncu-step] [--sampling] [--prefill-attention N[,M]]\n"
-    "                         [--prefill-chunks 256,512] [--prefill-batch 1,2,4,8] [--attention-pdl] [--launches N] [--tokens N]\n"
+    "                         [--prefill-chunks 2048,8192] [--prefill-batch 1,2,4,8] [--attention-pdl] [--launches N] [--tokens N]\n"
     "Decode attention per KV format against the device's copy bandwidth, then end-to-end decode steps and\n"
     "prefill of a random Qwen3-8B-shaped model (--no-model: attention only). Needs a CUDA device.\n"
     "  --splits N    the end-to-end decode's attention split count (0: the engine's choice)\n"
+    "  --prefill-chunks N,...  rows per prefill forward (default the CUDA engine's on this GPU: 8192 with\n"
+    "                70 GiB or more, else 2048)\n"
     "  --prefill-batch B,...  sequences prefilled together (default 1), each forward chunk / B rows of each,\n"
     "                then 32 decode steps at batch B; tokens/s and trials/h count all B\n"
     "  --sampling    a sampled step's draw per --batches: the host sampler against the device's\n"
@@ -457,7 +460,7 @@ int main(int argc, char** argv) try {
   bool model = true, profile_steps = false;
   std::vector<int> prefills = {32768}, prefill_attention;
   std::vector<std::string> prefill_formats = {"bf16"}, prefill_kernels = {"tensor_core"};
-  std::vector<int> prefill_chunks = {512}, prefill_batches = {1};
+  std::vector<int> prefill_chunks, prefill_batches = {1};  // chunks: the engine's default unless given
   std::vector<std::string> decode_kernels = {"tensor_core", "cuda_core"};
   std::vector<int> attention_heads = {32};
   std::vector<bool> graph_modes = {true};
@@ -569,6 +572,10 @@ int main(int argc, char** argv) try {
   if (reps < 1 || launches < 1 || total < 1 || decode_ctx < 1 || std::count(batches.begin(), batches.end(), 0) > 0 ||
       std::count(contexts.begin(), contexts.end(), 0) > 0)
     throw kvgate::Error("--reps, --launches, --tokens, --decode-context, --batches and --contexts take values of at least 1");
+  if (prefill_chunks.empty()) {
+    const kk::CudaDeviceInfo gpu = kk::cuda_current_device();
+    prefill_chunks.push_back(kvgate::decoder::cuda_default_prefill_chunk(gpu.name, gpu.total_bytes));
+  }
   for (const int chunk : prefill_chunks)
     for (const int batch : prefill_batches)
       if (chunk < batch)
