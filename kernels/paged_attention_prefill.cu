@@ -251,11 +251,19 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
 // is one FFMA and an ex2, 2^(x c - m log2 e) with c = scale log2 e (the per-tensor K scale folded
 // in): FlashAttention-2/3's exp2f(x * scale_log2 - max_scaled). Exact mode scales every score first
 // and takes the exp of the difference (two more instructions a score).
-template <KvFamily F, bool kFused>
-__device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, const int (&first)[2], const int (&last)[2], const int (&warp_vis)[2],
+//
+// kLean (bf16 and fp8 per tensor, the pipelined formats whose pages need no decode a warp at a time):
+// the mask test compares against the warp's common visible tokens (warp_vis) instead of a vote, and
+// the rescale factor is an ex2 too, and the kernel reads the warp's own page bounds from registers
+// (own_needs). bf16 and fp8 gain 1.04-1.14x with them on an H100; nvfp4 lost 11% and int8 per token
+// head gained 1%, so the formats decoded a warp at a time keep the vote and expf
+// (docs/bench-notes/prefill-lean-softmax-2026-12-06.md).
+template <KvFamily F, bool kFused, bool kLean>
+__device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, int nq, const int (&first)[2], const int (&last)[2],
+                                             const int (&warp_vis)[2],
                                              float k_mul, const float* tok_scale, float (&s)[8][4], float (&alpha)[2], float (&m)[2],
                                              float (&l)[2]) {
-  const int lane = threadIdx.x & 31, cq = lane & 3;
+  const int lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
   // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
   // inside every row's visible tokens (most pages of a long prefill) needs no mask.
   float mx[2] = {-INFINITY, -INFINITY};
@@ -278,7 +286,16 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
         mx[r] = fmaxf(mx[r], s[n][e]);
       }
   };
-  if (act && t0 >= warp_vis[0] && t0 + kTile - 1 <= warp_vis[1]) scale_scores(std::false_type{});  // warp-uniform
+  bool inside = act;
+  if constexpr (kLean) {
+    inside = inside && t0 >= warp_vis[0] && t0 + kTile - 1 <= warp_vis[1];  // warp-uniform
+  } else {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
+    inside = __all_sync(0xffffffffu, inside);
+  }
+  if (inside) scale_scores(std::false_type{});
   else scale_scores(std::true_type{});
   float sum[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -289,7 +306,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     const float m_new = fmaxf(m[r], mx[r]);
     // (kFused) The rescale factor by ex2 too, as FlashAttention's: o and l take the same factor, so
     // its error cancels in o / l.
-    alpha[r] = m_new == -INFINITY ? 1.0f : kFused ? exp2_approx((m[r] - m_new) * 1.44269504088896341f) : expf(m[r] - m_new);
+    alpha[r] = m_new == -INFINITY ? 1.0f : kFused && kLean ? exp2_approx((m[r] - m_new) * 1.44269504088896341f) : expf(m[r] - m_new);
     mx[r] = m_new == -INFINITY ? 0.0f : m_new;  // the exps' reference (every score is -inf where it is 0)
     m[r] = m_new;
   }
@@ -544,6 +561,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   constexpr int kStages = ring_stages<F, WG, QT>();
   constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>();
   constexpr bool kSharedRaw = shared_raw_ring<F, WG, QT>();
+  constexpr bool kLean = kPipelined && !kSharedRaw;  // page_softmax
   constexpr int kRawStages = raw_stages<F, WG, QT>();
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
@@ -586,11 +604,13 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   // The tokens every row of the warp sees, [warp_vis[0], warp_vis[1]]: a page inside them needs no
   // mask (page_softmax), decided by two comparisons a page instead of a vote.
   int warp_vis[2] = {0, INT_MAX};
+  if constexpr (kLean) {
 #pragma unroll
-  for (int r = 0; r < 2; ++r)
-    if (g + 8 * r < nq) warp_vis[0] = max(warp_vis[0], first[r]), warp_vis[1] = min(warp_vis[1], last[r]);
-  warp_vis[0] = __reduce_max_sync(0xffffffffu, warp_vis[0]);
-  warp_vis[1] = __reduce_min_sync(0xffffffffu, warp_vis[1]);
+    for (int r = 0; r < 2; ++r)
+      if (g + 8 * r < nq) warp_vis[0] = max(warp_vis[0], first[r]), warp_vis[1] = min(warp_vis[1], last[r]);
+    warp_vis[0] = __reduce_max_sync(0xffffffffu, warp_vis[0]);
+    warp_vis[1] = __reduce_min_sync(0xffffffffu, warp_vis[1]);
+  }
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
   stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
@@ -716,7 +736,8 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
-      page_softmax<F, QT == 1>(a, !WG || own_needs(p), p * kTile, first, last, warp_vis, k_mul, scales_of(p), s, alpha, m, l);
+      page_softmax<F, QT == 1, kLean>(a, !WG || (kLean ? own_needs(p) : needs(warp, p)), p * kTile, nq, first, last, warp_vis, k_mul,
+                                      scales_of(p), s, alpha, m, l);
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
