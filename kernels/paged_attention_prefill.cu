@@ -253,11 +253,10 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
 // and takes the exp of the difference (two more instructions a score).
 //
 // kLean (bf16 and fp8 per tensor, the pipelined formats whose pages need no decode a warp at a time):
-// the mask test compares against the warp's common visible tokens (warp_vis) instead of a vote, and
-// the rescale factor is an ex2 too, and the kernel reads the warp's own page bounds from registers
-// (own_needs). bf16 and fp8 gain 1.04-1.14x with them on an H100; nvfp4 lost 11% and int8 per token
-// head gained 1%, so the formats decoded a warp at a time keep the vote and expf
-// (docs/bench-notes/prefill-lean-softmax-2026-12-06.md).
+// the mask test compares against the warp's common visible tokens (warp_vis) instead of a vote, the
+// rescale factor is an ex2 too, and the caller passes act from the warp's page bounds in registers
+// (own_needs). That is faster for those two; nvfp4 measured slower with it, so the formats decoded a
+// warp at a time keep the vote and expf (docs/bench-notes/prefill-lean-softmax-2026-12-06.md).
 template <KvFamily F, bool kFused, bool kLean>
 __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, int nq, const int (&first)[2], const int (&last)[2],
                                              const int (&warp_vis)[2],
@@ -304,7 +303,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
     if constexpr (kFused) mx[r] *= mul;  // the row's scaled maximum (-inf stays -inf)
     const float m_new = fmaxf(m[r], mx[r]);
-    // (kFused) The rescale factor by ex2 too, as FlashAttention's: o and l take the same factor, so
+    // (kFused, kLean) The rescale factor by ex2 too, as FlashAttention's: o and l take the same factor, so
     // its error cancels in o / l.
     alpha[r] = m_new == -INFINITY ? 1.0f : kFused && kLean ? exp2_approx((m[r] - m_new) * 1.44269504088896341f) : expf(m[r] - m_new);
     mx[r] = m_new == -INFINITY ? 0.0f : m_new;  // the exps' reference (every score is -inf where it is 0)
