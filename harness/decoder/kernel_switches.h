@@ -66,7 +66,7 @@ kernels::AttentionNumerics default_numerics(const std::string& device);
 // step of vLLM V1's OpenAI server takes on that GPU (vllm/engine/arg_utils.py,
 // EngineArgs.get_batch_defaults): 8192 with 70 GiB or more, an A100 excepted, else 2048 (SGLang's
 // chunked_prefill_size is 8192 on an H100 or H200 too). The chunk changes no value beyond fp32
-// rounding, every row reads the cache; it sets the speed (docs/bench-notes/prefill-chunk-2026-12-06.md)
+// rounding, every row reads the cache; it sets the speed (docs/bench-notes/prefill-lean-softmax-2026-12-06.md)
 // and the scratch, logits rows x vocabulary in fp32.
 int cuda_default_prefill_chunk(const std::string& device_name, std::size_t device_bytes);
 
