@@ -196,6 +196,13 @@ struct PagedAttentionArgs {
   // in place of the decode path (what shapes outside it run; for comparisons). The benchmark and
   // the tests run each.
   DecodeKernel decode = DecodeKernel::kAuto;
+  // Prefill path, engine numerics (prefill_tile_pool.h): the call's pages decoded once into bf16 term
+  // tiles before the attention, which then copies them as bf16 pages. tile_pool: the pool's bytes
+  // (kTilePoolPageBytes a page and KV head), pool_plan: device [2 pool_seqs], each sequence's id and
+  // tokens, pool_pages: the pool pages the plan takes. Null: the attention kernel decodes the pages.
+  std::uint8_t* tile_pool = nullptr;
+  const int* pool_plan = nullptr;
+  int pool_seqs = 0, pool_pages = 0;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
 std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);

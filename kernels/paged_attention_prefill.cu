@@ -43,6 +43,11 @@
 // FlashAttention feeds them to its bf16 MMAs, against every term of K and V; a third of exact mode's
 // products. The softmax, its rescaling and the final normalization are fp32 as in the generic kernel.
 //
+// The tile pool (engine mode, the decoded_ring formats; prefill_tile_pool.h): a pass first decodes
+// every page the call reads, once per KV head, into a ring slot's image in global memory
+// (predecode_kernel, page_to_terms as the kernel's own decoding), and the kernel (PL) bulk-copies
+// those images into its ring as bf16 pages come, so no warp decodes between its products.
+//
 // Rotations (int4_per_token_head's randomized Hadamard transform, q8_0/q4_0's block rotations,
 // TurboQuant's MSE keys) move off the tokens as in the decode kernel, by the same rule
 // (kv_rotations.cuh): K's onto Q, V's onto the accumulator before it is written, once per tile.
@@ -60,6 +65,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/fwht_rows.cuh"
 #include "kernels/kv_rotations.cuh"
+#include "kernels/paged_attention_decode.h"
 #include "kernels/paged_attention_prefill.h"
 #include "kernels/paged_page_decode.cuh"
 #include "kernels/prefill_pages.cuh"
@@ -551,15 +557,19 @@ __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int
 // WG: the wgmma kernel (sm_90a; wgmma_kernel in prefill_terms.cuh): each 4 warps are one warpgroup
 // that multiplies its 64 query vectors (4 tiles) by a page as one asynchronous 64 x 64 (S) and
 // 64 x 128 (O) product; Q's terms sit in shared memory as wgmma operands instead of per-lane fragments.
-template <KvFamily F, int D, bool WG, int QT>
+// PL (decoded_ring formats): the pages come decoded from the call's tile pool (predecode_kernel), each
+// a ring slot's image that thread 0 copies in two bulk copies, so no warp decodes and the pages flow
+// as bf16 pages do (the lean softmax too).
+template <KvFamily F, int D, bool WG, int QT, bool PL>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   using S = Smem<F, D, WG, QT>;
   constexpr int NT = D / 8;
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
   constexpr int kStages = ring_stages<F, WG, QT>();
-  constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>();
-  constexpr bool kSharedRaw = shared_raw_ring<F, WG, QT>();
+  static_assert(!PL || decoded_ring<F, WG, QT>(), "the tile pool holds one-term tiles of the wgmma kernel's ring");
+  constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>() && !PL;
+  constexpr bool kSharedRaw = shared_raw_ring<F, WG, QT>() && !PL;
   constexpr bool kLean = kPipelined && !kSharedRaw;  // page_softmax
   constexpr int kRawStages = raw_stages<F, WG, QT>();
   extern __shared__ uint4 smem_raw[];
@@ -575,9 +585,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [kRawStages][K region, V region]
   __shared__ int w_seq[W], w_lo[W], w_hi[W];
   // (kPipelined) The ring's mbarriers: full[s] completes when every thread's copies of slot s's page
-  // have landed (or every thread decoded its part), empty[s] when every thread is done with it (its
-  // P V awaited). (kSharedRaw) The raw ring's: raw_full[r] when every thread's copies of the page
-  // landed, raw_empty[r] when every thread decoded it.
+  // have landed (or every thread decoded its part; PL: thread 0's bulk copies), empty[s] when every
+  // thread is done with it (its P V awaited). (kSharedRaw) The raw ring's: raw_full[r] when every
+  // thread's copies of the page landed, raw_empty[r] when every thread decoded it.
   __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages], raw_full[kRawStages], raw_empty[kRawStages];
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
@@ -621,7 +631,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   }
   if constexpr (kPipelined) {
     if (threadIdx.x == 0) {
-      for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], T), mbar_init(&ring_empty[st], T);
+      for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], PL ? 1 : T), mbar_init(&ring_empty[st], T);
       if constexpr (kSharedRaw)
         for (int st = 0; st < kRawStages; ++st) mbar_init(&raw_full[st], T), mbar_init(&raw_empty[st], T);
     }
@@ -656,6 +666,10 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
+    // (PL) The sequence's first page in the tile pool: the pages of the plan's sequences before it.
+    [[maybe_unused]] int pool_base = 0;
+    if constexpr (PL)
+      for (int e = 0; e < a.pool_seqs && a.pool_plan[2 * e] != seq; ++e) pool_base += (a.pool_plan[2 * e + 1] + kTile - 1) / kTile;
     // Page p's index in the block's ring (kPipelined: counted across sequences, pipelined_pages) and its slot.
     const auto ring = [&](int p) { return (kPipelined ? ring_i0 : 0) + p - pb; };
     const auto slot = [&](int p) { return ring(p) % kStages; };
@@ -695,28 +709,41 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     // this thread's raw chunks of page p (copied two pages ago; one cp.async group a page, p + 1's
     // still in flight) widened into them, then page p + 2's raw chunks copied into the raw slot page p
     // leaves; kSharedRaw: page p decoded a warp per token slot once its raw bytes landed, then page p +
-    // 2's copy issued.
+    // 2's copy issued; PL: the slot's image in the tile pool, K's and V's tiles and their token
+    // scales, bulk-copied by thread 0 (the others go on).
     [[maybe_unused]] const auto fill = [&](int p) {
       if (p >= pe) return;
       const int i = ring(p);
-      if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
-      if constexpr (kSharedRaw) {
-        mbar_wait(&raw_full[raw_slot(p)], (i / kRawStages) & 1);
-        page_to_terms<F, D, WG>(c, kvh, raw_of(p), raw_of(p) + k_region, valid(p), k_tile(p), k_tile(p) + NBK * S::tile, scales_of(p));
-        fence_proxy_async();
-        mbar_arrive(&ring_full[slot(p)]);
-        mbar_arrive(&raw_empty[raw_slot(p)]);
-        issue_shared_raw(p + 2);
-      } else if constexpr (kDecodedRing) {
-        cp_async_wait<kRawStages - 1>();
-        own_fp8_chunks_to_tiles<F, D, T>(c, raw_of(p), k_region, valid(p), k_tile(p));
-        fence_proxy_async();
-        mbar_arrive(&ring_full[slot(p)]);
-        if (p + kRawStages < pe) issue(p + kRawStages);
-        cp_async_commit();  // empty past the range: the count of groups stays one a page
+      if constexpr (PL) {
+        if (threadIdx.x == 0) {
+          if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
+          constexpr unsigned tiles_b = S::stage * 2, scales_b = token_scales<F>() ? 2 * kTile * 4 : 0;
+          static_assert(tiles_b + 2 * kTile * 4 == kTilePoolPageBytes, "a pool page is a ring slot's image");
+          const std::uint8_t* src = a.tile_pool + (static_cast<std::int64_t>(pool_base + p) * a.kv_heads + kvh) * kTilePoolPageBytes;
+          mbar_arrive_expect_tx(&ring_full[slot(p)], tiles_b + scales_b);
+          bulk_copy_g2s(k_tile(p), src, tiles_b, &ring_full[slot(p)]);
+          if constexpr (scales_b > 0) bulk_copy_g2s(scales_of(p), src + tiles_b, scales_b, &ring_full[slot(p)]);
+        }
       } else {
-        issue(p);
-        cp_async_arrive_noinc(&ring_full[slot(p)]);
+        if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
+        if constexpr (kSharedRaw) {
+          mbar_wait(&raw_full[raw_slot(p)], (i / kRawStages) & 1);
+          page_to_terms<F, D, WG>(c, kvh, raw_of(p), raw_of(p) + k_region, valid(p), k_tile(p), k_tile(p) + NBK * S::tile, scales_of(p));
+          fence_proxy_async();
+          mbar_arrive(&ring_full[slot(p)]);
+          mbar_arrive(&raw_empty[raw_slot(p)]);
+          issue_shared_raw(p + 2);
+        } else if constexpr (kDecodedRing) {
+          cp_async_wait<kRawStages - 1>();
+          own_fp8_chunks_to_tiles<F, D, T>(c, raw_of(p), k_region, valid(p), k_tile(p));
+          fence_proxy_async();
+          mbar_arrive(&ring_full[slot(p)]);
+          if (p + kRawStages < pe) issue(p + kRawStages);
+          cp_async_commit();  // empty past the range: the count of groups stays one a page
+        } else {
+          issue(p);
+          cp_async_arrive_noinc(&ring_full[slot(p)]);
+        }
       }
     };
     // Warp w's tile sees tokens of page p.
@@ -787,22 +814,54 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   write_partial<F, D>(c, a, rot, ti, kvh, split, splits, nq, scratch, m, l, o);
 }
 
-template <KvFamily F, int D, bool WG, int QT>
+// The tile pool's page blockIdx.x of KV head blockIdx.y: the plan's sequence and page (the plan's
+// sequences take consecutive runs of pool pages, in order), decoded by page_to_terms into the pool
+// as the attention kernel's ring slot holds it: K's and V's tiles, then their token scales. The
+// same decoding as the kernel's own (kSharedRaw, own_fp8_chunks_to_tiles: the same values),
+// moved out of its page loop; tokens past the sequence's end become zeros.
+template <KvFamily F>
+__global__ void __launch_bounds__(warps_of<F, 128>() * 32) predecode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+  constexpr int D = 128;
+  using S = Smem<F, D, true, 1>;
+  int e = 0, p = blockIdx.x;
+  for (; e < a.pool_seqs; ++e) {
+    const int pages = (a.pool_plan[2 * e + 1] + kTile - 1) / kTile;
+    if (p < pages) break;
+    p -= pages;
+  }
+  if (e == a.pool_seqs) return;
+  const int seq = a.pool_plan[2 * e], tokens = a.pool_plan[2 * e + 1], kvh = blockIdx.y;
+  const std::int64_t region = static_cast<std::int64_t>(a.block_table[static_cast<std::int64_t>(seq) * a.max_pages + p]) * a.kv_heads + kvh;
+  std::uint8_t* dst = a.tile_pool + (static_cast<std::int64_t>(blockIdx.x) * a.kv_heads + kvh) * kTilePoolPageBytes;
+  __nv_bfloat16* kt = reinterpret_cast<__nv_bfloat16*>(dst);
+  page_to_terms<F, D, true>(c, kvh, a.k_pool + region * kTile * c.k_bytes, a.v_pool + region * kTile * c.v_bytes,
+                            min(kTile, tokens - p * kTile), kt, kt + S::tile, reinterpret_cast<float*>(dst + S::stage * 2));
+}
+
+// PL: the call's pages decoded into the tile pool first (predecode_kernel), then the kernel that
+// copies them; its shared memory needs no raw ring.
+template <KvFamily F, int D, bool WG, int QT, bool PL>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
-  const int smem = Smem<F, D, WG, QT>::bytes(c);
+  using S = Smem<F, D, WG, QT>;
+  const int smem = PL ? S::raw_offset + 1024 : S::bytes(c);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT, PL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     // All of the unified L1 as shared memory (q8_0 at head_dim 128 takes 226 KB a block).
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT>, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT, PL>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
     configured = smem;
+  }
+  if constexpr (PL) {
+    predecode_kernel<F><<<dim3(a.pool_pages, a.kv_heads), W * 32, 0, s>>>(c, a);
+    KV_CUDA_CHECK_LAUNCH();
   }
   const dim3 grid(splits, a.kv_heads, (a.num_tiles + W - 1) / W);
   // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
   // one term against every term of K and V.
   const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
-  prefill_kernel<F, D, WG, QT><<<grid, W * 32, smem, s>>>(c, a, splits, na);
+  prefill_kernel<F, D, WG, QT, PL><<<grid, W * 32, smem, s>>>(c, a, splits, na);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -905,8 +964,23 @@ int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a,
   return std::max(1, std::min(want, splits));
 }
 
+bool prefill_tile_pool_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  if (a.window > 0 || !prefill_attention_supported(c, a)) return false;
+  // paged_attention() gives tiles of at most 4 query vectors to the decode path first.
+  if (!a.emulation.active() && a.decode != DecodeKernel::kGeneric && decode_attention_supported(c, a.max_tile_rows, a.heads / a.kv_heads))
+    return false;
+  bool takes = false;
+  visit_kernel(c, a, [&](auto f, auto, auto wg, auto qt) { takes = decoded_ring<f.value, wg.value, qt.value>(); });
+  return takes;
+}
+
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
-  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt) { launch<f.value, d.value, wg.value, qt.value>(c, a, splits, s); });
+  const bool pool = a.tile_pool && a.pool_plan && a.pool_pages > 0 && a.window == 0;
+  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt) {
+    if constexpr (decoded_ring<f.value, wg.value, qt.value>())
+      if (pool) return launch<f.value, d.value, wg.value, qt.value, true>(c, a, splits, s);
+    launch<f.value, d.value, wg.value, qt.value, false>(c, a, splits, s);
+  });
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -9,6 +9,8 @@
 #if defined(KVGATE_HAVE_CUDA)
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "kernels/kv_paged_cuda.h"
 
 namespace kvgate::kernels::cuda {
@@ -24,6 +26,16 @@ int prefill_attention_splits(const KvLayerCodec& codec, const PagedAttentionArgs
 // Writes each tile's partial results per split into a.workspace in the generic kernel's layout
 // ((m, l) and the unnormalized accumulator per query vector); paged_attention() merges them.
 void prefill_attention(const KvLayerCodec& codec, const PagedAttentionArgs& a, int splits, cudaStream_t s);
+
+// A tile-pool page (one page of one KV head, prefill_tile_pool.h): the ring slot's image, K's and V's
+// bf16 term tiles (64 tokens x head_dim 128, wgmma's swizzle), then K's and V's 64 token scales.
+inline constexpr std::size_t kTilePoolPageBytes = 2 * 64 * 128 * 2 + 2 * 64 * 4;
+
+// True when prefill_attention() would take this call's pages from a tile pool given one: engine
+// numerics on the wgmma kernel (head_dim 128, compute capability 9.0) for the formats it decodes into
+// one-term tiles (fp8 per tensor, fp8/int8/int4 per token head, nvfp4), no window (a windowed layer
+// reads a few pages of a long sequence: the kernel decodes them itself).
+bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
 }  // namespace kvgate::kernels::cuda
 #endif
