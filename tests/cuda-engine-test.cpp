@@ -23,6 +23,7 @@
 #include "tests/decoder_fixtures.h"
 #include "kernels/kv_format.h"
 #include "kernels/ops_ref.h"
+#include "kernels/paged_attention_prefill.h"
 
 using namespace kvgate::decoder;
 using kvtest::contains;
@@ -763,6 +764,65 @@ TEST_CASE("CUDA forward: rows of several sequences in one forward give each sequ
     fw.logits_to_host(2, l2.data());
     check(std::vector<float>(l2.begin(), l2.begin() + vocab), 2);
     check(std::vector<float>(l2.begin() + vocab, l2.end()), 1);
+  }
+}
+
+TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of the kernel's own decoding", "[cuda]") {
+  namespace kc = kvgate::kernels::cuda;
+  kvtest::TempDir tmp;
+  MakeModelOptions opts = small("qwen3");
+  opts.head_dim = 128;  // the wgmma prefill kernel's head size
+  auto model = kvtest::make_and_load(tmp, "qwen3", opts);
+  const ModelConfig& c = model->config();
+  auto w = CudaWeights::upload(*model, kc::GemmType::kBf16);
+  const std::vector<int> p0 = random_prompt(40, c.vocab_size, 71), p1 = random_prompt(100, c.vocab_size, 72),
+                         p2 = random_prompt(300, c.vocab_size, 73);
+  // Two forwards of two sequences each (the pool's plan: two entries, pages after the first's, pages
+  // cut short), every row's logits.
+  struct Rows {
+    std::vector<int> tokens, seqs, pos;
+    void add(const std::vector<int>& prompt, int s, int from, int to) {
+      for (int p = from; p < to; ++p) tokens.push_back(prompt[p]), seqs.push_back(s), pos.push_back(p);
+    }
+  };
+  Rows f1, f2;
+  f1.add(p2, 2, 0, 150);
+  f1.add(p0, 0, 0, 40);
+  f2.add(p2, 2, 150, 300);
+  f2.add(p1, 1, 0, 100);
+  int dev = 0, major = 0, minor = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess);
+  const bool wgmma = major == 9 && minor == 0;  // elsewhere no kernel takes a pool
+  kvgate::kernels::AttentionEmulation engine;
+  engine.numerics = kvgate::kernels::AttentionNumerics::kEngine;
+  for (const std::string f : {"fp8_e4m3", "fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4"}) {
+    std::vector<float> logits[2];
+    for (const bool pool : {false, true}) {
+      CudaForward fw(c, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 256, .max_seqs = 3, .max_context = 512,
+                            .emulation = engine, .prefill_pool = pool});
+      for (const Rows* r : {&f1, &f2}) {
+        const int n = static_cast<int>(r->tokens.size());
+        fw.forward(r->tokens, r->seqs, r->pos, 0);
+        std::vector<float> l(static_cast<std::size_t>(n) * c.vocab_size);
+        fw.logits_to_host(n, l.data());
+        logits[pool].insert(logits[pool].end(), l.begin(), l.end());
+      }
+      INFO(f << (pool ? " with" : " without") << " the pool");
+      // The second forward's plan: 5 pages of sequence 2, 2 of sequence 1.
+      if (pool && wgmma) CHECK(fw.tile_pool_bytes() == (5 + 2) * c.num_kv_heads * kc::kTilePoolPageBytes);
+      else CHECK(fw.tile_pool_bytes() == 0);
+    }
+    // The same tiles either way; fp8 per tensor runs the same softmax too (bit-identical), the others
+    // take the lean softmax's ex2 rescale factor with the pool: a rounding of the factor apart, which
+    // the bf16 activations between layers carry on (0 to 5.4e-4 measured on an H100; a wrong page or
+    // scale would be of order 1).
+    const double e = rel_error(logits[1], logits[0]);
+    INFO(f << ": pool against the kernel's own decoding, relative logit difference " << e);
+    WARN(f << ": pool against the kernel's own decoding, relative logit difference " << e);
+    if (f == "fp8_e4m3") CHECK(logits[1] == logits[0]);
+    CHECK(e <= 2e-3);
   }
 }
 

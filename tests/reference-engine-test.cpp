@@ -93,6 +93,11 @@ TEST_CASE("cpu engine: describe() records the resolved KV format; bad options ar
   CHECK_THROWS_AS(resolve_kernel_switches({{"cuda_graphs", 1}}), kvgate::Error);
   CHECK(resolve_kernel_switches({{"cuda_graphs", false}}).cuda_graphs == false);
   CHECK(resolve_kernel_switches(json::object()).cuda_graphs == true);
+  CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"prefill_pool", false}}}), kvgate::Error);
+  CHECK_THROWS_AS(resolve_kernel_switches({{"prefill_pool", "off"}}), kvgate::Error);
+  CHECK(resolve_kernel_switches({{"prefill_pool", false}}).prefill_pool == false);
+  CHECK(resolve_kernel_switches({{"prefill_pool", false}}).has_prefill_pool);
+  CHECK(resolve_kernel_switches(json::object()).prefill_pool == true);
   CHECK_THROWS_AS(make_engine(model, {.device = "cpu", .kernel_switches = {{"gemv", false}}}), kvgate::Error);
   CHECK_THROWS_AS(resolve_kernel_switches({{"gemv", "off"}}), kvgate::Error);
   CHECK(resolve_kernel_switches({{"gemv", true}}).gemv_rows == 1);

@@ -30,6 +30,7 @@
 #include "kernels/decoder_cuda.h"
 #include "kernels/kv_paged_cuda.h"
 #include "kernels/paged_attention_decode.h"
+#include "kernels/prefill_tile_pool.h"
 #endif
 
 namespace kcase {
@@ -439,6 +440,11 @@ struct PagedAttentionCase final : KernelCase {
   // Token magnitudes that rise and fall across pages (V 2^-4 .. 1.5 x 2^4, K 2^-1 .. 2^1): the
   // per-token scales of the tensor-core kernel's P terms must be rescaled when a page raises them.
   bool spread = false;
+  // The prefill kernel takes the pages from a tile pool (prefill_tile_pool.h) decoded before it; the
+  // case fails where the call takes none. The launch without it runs too: fp8 per tensor must give
+  // the same bits (the same tiles and softmax), the others the same values to a rounding of the
+  // softmax's rescale factor.
+  bool pool = false;
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -450,7 +456,7 @@ struct PagedAttentionCase final : KernelCase {
            ",rows=" + std::to_string(rows) + ",heads=" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
            (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
-           (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "") + (spread ? ",spread" : "") +
+           (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "") + (spread ? ",spread" : "") + (pool ? ",pool" : "") +
            (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
@@ -619,11 +625,27 @@ struct PagedAttentionCase final : KernelCase {
     if (decode == "tensor_core" && !(kc::decode_attention_supported(lc, args.max_tile_rows, heads / kv_heads) &&
                                      kc::decode_tensor_core_takes(lc)))
       throw std::runtime_error("decode=tensor_core names a kernel this call does not run");
+    kc::PrefillTilePool tile_pool;
+    if (pool && !tile_pool.prepare(lc, args, tiles.data(), ntiles, qpos.data(), nullptr))
+      throw std::runtime_error("pool names a tile pool this call does not take");
     kc::paged_attention(lc, args, nullptr);
     device_sync();
     std::vector<float> h(qall.size());
     o->download(h.data());
     out.assign(h.begin(), h.end());
+    if (pool) {  // the same launch without the pool
+      kc::PagedAttentionArgs direct = args;
+      direct.tile_pool = nullptr, direct.pool_plan = nullptr, direct.pool_seqs = direct.pool_pages = 0;
+      auto od = poisoned_device<float>(qall.size());
+      direct.out = od->get();
+      kc::paged_attention(lc, direct, nullptr);
+      device_sync();
+      std::vector<float> hd(qall.size());
+      od->download(hd.data());
+      const bool same_softmax = kv.format == "fp8_e4m3" || kv.format == "fp8_e5m2";
+      for (std::size_t i = 0; i < hd.size(); ++i)
+        if (same_softmax ? hd[i] != h[i] : !(std::abs(hd[i] - h[i]) <= 1e-5f * std::max(1.0f, std::abs(hd[i])))) out[i] = kNaN;
+    }
     if (out_bf16) {  // the same launch again, bf16 out
       auto ob = poisoned_device<std::uint16_t>(qall.size());
       args.out = nullptr;
@@ -772,6 +794,31 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       pc->emu = c.e;
       cases.push_back(std::move(pc));
     }
+  // Prefill tiles through the tile pool (engine numerics, the formats the wgmma kernel decodes):
+  // sequences in reversed slots with interleaved pages and ragged ends, GQA 8 with partial tiles,
+  // forced splits; FlashAttention-3's fp8 Q and P on it.
+  for (const auto& [f, p] : std::vector<std::pair<std::string, json>>{{"fp8_e4m3", fp8_scaled},
+                                                                      {"fp8_e5m2", json::object()},
+                                                                      {"fp8_per_token_head", json::object()},
+                                                                      {"int8_per_token_head", json::object()},
+                                                                      {"int4_per_token_head", json::object()},
+                                                                      {"int4_per_token_head", {{"hadamard", false}}},
+                                                                      {"nvfp4", {{"k_tensor_scale", 0.01}, {"v_tensor_scale", 0.02}}}})
+    for (const EmuCase& c : std::vector<EmuCase>{{"", json(), 3, 300, 12, 8, 2, 128, 0, engine},
+                                                 {"", json(), 2, 1500, 37, 32, 4, 128, 0, engine},
+                                                 {"", json(), 2, 700, 24, 8, 2, 128, 0, engine}}) {
+      auto pc = std::make_unique<PagedAttentionCase>(f, p, c.seqs, c.ctx, c.rows, c.heads, c.kv_heads, c.d, c.window,
+                                                     c.ctx == 700 ? 3 : 0);
+      pc->emu = c.e;
+      pc->pool = true;
+      cases.push_back(std::move(pc));
+    }
+  {
+    auto pc = std::make_unique<PagedAttentionCase>("fp8_e4m3", fp8_scaled, 2, 1500, 37, 32, 4, 128);
+    pc->emu = fa3;
+    pc->pool = true;
+    cases.push_back(std::move(pc));
+  }
   // The decode path of every other format (paged_attention_decode.cu: head_dim 128, <= 4 query
   // vectors a tile): 24 pages in one split (the cp.async ring wraps many times), two-row tiles with a
   // window and forced splits, GQA 1 with three rows (3 query vectors), and GQA 8 (Qwen3-32B's

@@ -37,6 +37,9 @@ class CpuEngine final : public Engine {
     if (k.has_cuda_graphs)
       throw Error("--kernel-switches: \"cuda_graphs\" chooses how the CUDA engine launches its decode steps; the CPU "
                   "engine has no graphs (drop it, or use --device cuda)");
+    if (k.has_prefill_pool)
+      throw Error("--kernel-switches: \"prefill_pool\" chooses where the CUDA engine decodes quantized pages for its prefill "
+                  "attention; the CPU engine decodes each page as it reads it (drop it, or use --device cuda)");
     if (k.has_gemv)
       throw Error("--kernel-switches: \"gemv\" chooses the CUDA engine's kernels for small decode steps; the CPU "
                   "engine has one matrix product (drop it, or use --device cuda)");

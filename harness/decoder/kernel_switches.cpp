@@ -10,7 +10,7 @@ namespace kvgate::decoder {
 
 std::string kernel_switches_help() {
   return "known: \"gemm\": \"bf16\"|\"fp32\", \"attention_splits\": 1..128, \"q_fp8\": true|false, \"q_scale\": number > 0, "
-         "\"q_vec_dot\": \"q8_0\"|\"f16\", \"cuda_graphs\": true|false, \"gemv\": true|false|0-4, "
+         "\"q_vec_dot\": \"q8_0\"|\"f16\", \"cuda_graphs\": true|false, \"gemv\": true|false|0-4, \"prefill_pool\": true|false, "
          "\"pv_fp8\": true|false, \"pv_accum\": \"fp32\"|\"reduced\"|\"two_level\", \"pv_promote_every\": 32..65536 "
          "(a multiple of 32), \"prefill\": \"tensor_core\"|\"bf16x3\"|\"generic\""
          ", \"numerics\": \"exact\"|\"engine\", \"prefill_chunk\": 64..65536 (a multiple of 64)";
@@ -90,6 +90,11 @@ KernelSwitches resolve_kernel_switches(const nlohmann::json& j) {
       if (!v.is_boolean()) throw bad(key, v, "true (replay decode steps as CUDA graphs, the default) or false");
       k.cuda_graphs = v.get<bool>();
       k.has_cuda_graphs = true;
+    } else if (key == "prefill_pool") {
+      if (!v.is_boolean())
+        throw bad(key, v, "true (prefill chunks decode quantized pages once a layer into a tile pool, the default) or false");
+      k.prefill_pool = v.get<bool>();
+      k.has_prefill_pool = true;
     } else if (key == "gemv") {
       if (v.is_boolean()) k.gemv_rows = v.get<bool>() ? 1 : 0;
       else if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() <= 4) k.gemv_rows = v.get<int>();

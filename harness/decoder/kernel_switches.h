@@ -17,6 +17,10 @@
 //                                      the mma.sync kernel, or on the generic CUDA-core kernel
 //   "cuda_graphs": bool                CUDA only: replay each decode step as a CUDA graph (default
 //                                      true; false launches every kernel each step, same numbers)
+//   "prefill_pool": bool               CUDA only: engine-numerics prefill chunks decode the pages of
+//                                      fp8, the per-token-head formats and nvfp4 once a layer into a
+//                                      tile pool before the attention (default true); false: the
+//                                      attention kernel decodes them (the same K/V values)
 //   "gemv": bool | 0..4                CUDA only: decode steps of at most this many rows (true: 1,
 //                                      the default; false: 0) run the hand-written GEMV with the
 //                                      norm / SwiGLU / bf16 conversion before it fused in; larger
@@ -48,6 +52,8 @@ struct KernelSwitches {
   kernels::AttentionEmulation attention;  // .splits = attention_splits or 1
   bool cuda_graphs = true;
   bool has_cuda_graphs = false;   // the switch was given
+  bool prefill_pool = true;
+  bool has_prefill_pool = false;  // the switch was given
   int gemv_rows = 1;              // "gemv": true = 1, false = 0
   bool has_gemv = false;          // the switch was given
 };

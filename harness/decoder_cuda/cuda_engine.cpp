@@ -8,6 +8,7 @@
 // the token budget exactly as generate.cpp does. Kernel switches (decoder/kernel_switches.h):
 // "gemm" (the GEMM operand dtype; bf16 default), "attention_splits", "prefill" (tensor_core
 // default, bf16x3, or the generic kernel), "cuda_graphs" (decode steps replayed as CUDA graphs;
+// default true), "prefill_pool" (quantized pages decoded once a layer before the prefill attention;
 // default true), and the attention emulation (q_fp8, pv_fp8, pv_accum, ...), which runs the generic
 // attention kernel's emulating instantiation; anything else is an Error.
 #include <algorithm>
@@ -83,6 +84,7 @@ class CudaEngine final : public Engine {
                                                                 .splits = k.attention_splits,
                                                                 .emulation = attention_,
                                                                 .prefill = prefill_,
+                                                                .prefill_pool = k.prefill_pool,
                                                                 .cuda_graphs = k.cuda_graphs,
                                                                 .gemv_rows = k.gemv_rows});
     for (int s = options_.max_batch - 1; s >= 0; --s) free_slots_.push_back(s);
@@ -135,6 +137,7 @@ class CudaEngine final : public Engine {
             {"attention_numerics", numerics_name(attention_.numerics)},
             {"gemm", kc::gemm_type_name(weights_->type)},
             {"cuda_graphs", forward_->options().cuda_graphs},
+            {"prefill_pool", forward_->options().prefill_pool},
             {"fused_gemms", "qkv, gate_up"},
             {"gemv", forward_->options().gemv_rows > 0 && weights_->type == kc::GemmType::kBf16
                          ? "steps of up to " + std::to_string(forward_->options().gemv_rows) +

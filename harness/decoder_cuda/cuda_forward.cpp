@@ -271,6 +271,10 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
   max_ctx_ = context_bucket(max_ctx_);
   splits_ = o_.splits > 0 ? o_.splits : kc::attention_splits(num_tiles_, c.num_kv_heads, max_ctx_, 64);
   cache_->sync_block_table(stream_);
+  pool_args_ = {.heads = c.num_heads, .kv_heads = c.num_kv_heads, .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_,
+                .emulation = o_.emulation, .prefill = o_.prefill};
+  if (o_.prefill_pool && max_tile_rows_ >= 2)
+    tile_pool_.prepare(cache_->codec(0), pool_args_, host_tiles_.data(), num_tiles_, positions.data(), stream_);
   // Stage the inputs in pinned memory (once the previous forward's copy has read it), one copy.
   KV_CUDA_CHECK(cudaEventSynchronize(inputs_copied_));
   const std::size_t R = o_.max_rows;
@@ -431,7 +435,8 @@ void CudaForward::attend(int l, int n, bool pdl) {
                        .kv_heads = c.num_kv_heads, .window = c.layer_window[l], .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_, .scale = scale,
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,
-                       .emulation = o_.emulation, .prefill = o_.prefill, .pdl = pdl},
+                       .emulation = o_.emulation, .prefill = o_.prefill, .pdl = pdl, .tile_pool = pool_args_.tile_pool,
+                       .pool_plan = pool_args_.pool_plan, .pool_seqs = pool_args_.pool_seqs, .pool_pages = pool_args_.pool_pages},
                       stream_);
 }
 

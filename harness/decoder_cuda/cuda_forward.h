@@ -16,6 +16,7 @@
 #include "kernels/decoder_cuda.h"
 #include "kernels/kv_paged_cuda.h"
 #include "kernels/kv_store.h"
+#include "kernels/prefill_tile_pool.h"
 #include "kernels/sampling.h"
 
 namespace kvgate::decoder {
@@ -63,6 +64,10 @@ struct CudaForwardOptions {
   int splits = 0;          // attention splits (0: chosen per call; with emulation: emulation.splits)
   kernels::AttentionEmulation emulation{};  // engine-kernel emulation of the attention (off: exact)
   kernels::cuda::PrefillKernel prefill = kernels::cuda::PrefillKernel::kTensorCore;  // kernel switch "prefill"
+  // Prefill chunks in engine numerics decode the pages of the formats the wgmma kernel decodes once a
+  // layer into a tile pool before the attention (kernels/prefill_tile_pool.h); false: the attention
+  // kernel decodes them itself. Kernel switch "prefill_pool".
+  bool prefill_pool = true;
 
   // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
   // forward, captured once per (rows, context bucket); false launches every kernel each step.
@@ -116,6 +121,8 @@ class CudaForward {
     long long replayed = 0;
   };
   GraphStats graph_stats() const { return graph_stats_; }
+  // The prefill tile pool's device bytes (0 while no forward took it).
+  std::size_t tile_pool_bytes() const { return tile_pool_.bytes(); }
   // The running maxima of what was written, [layer][kv_head] for K and V (waits for the stream).
   void absmax(std::vector<std::vector<float>>& k, std::vector<std::vector<float>>& v);
 
@@ -161,6 +168,10 @@ class CudaForward {
   cudaEvent_t inputs_copied_ = nullptr;  // the staging buffer may be rewritten once this completed
   int num_tiles_ = 0, max_tile_rows_ = 0, max_ctx_ = 0, splits_ = 1;
   std::vector<kernels::cuda::AttentionTile> host_tiles_;
+  // The prefill chunks' tile pool and this forward's pool fields of the attention's arguments (null
+  // on decode steps, which never take it: CUDA graphs capture them).
+  kernels::cuda::PrefillTilePool tile_pool_;
+  kernels::cuda::PagedAttentionArgs pool_args_;
   std::map<GraphKey, GraphEntry> graphs_;
   long long graph_clock_ = 0;
   GraphStats graph_stats_;

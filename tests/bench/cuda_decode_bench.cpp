@@ -25,7 +25,8 @@
 //               (`--prefill-formats`, default bf16), attention kernel (`--prefill-kernels`: tensor_core,
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
 //               engine numerics, Q and P in bf16; "+fa3": engine numerics with fp8 Q and P as
-//               FlashAttention-3 computes an fp8 cache; else exact) and rows per forward call
+//               FlashAttention-3 computes an fp8 cache; else exact; then "+direct": without the prefill
+//               tile pool, the attention kernel decoding its pages itself) and rows per forward call
 //               (`--prefill-chunks`, default the CUDA engine's: cuda_default_prefill_chunk, 8192 on an H100), and
 //               sequences prefilled together (`--prefill-batch B[,...]`, default 1: each forward holds
 //               chunk / B consecutive rows of each of B sequences, all advancing together, their last
@@ -62,6 +63,7 @@
 #include "kernels/kv_format.h"
 #include "kernels/kv_paged_cuda.h"
 #include "kernels/paged_attention_decode.h"
+#include "kernels/prefill_tile_pool.h"
 #include "kernels/sampling.h"
 
 namespace kc = kvgate::kernels::cuda;
@@ -168,9 +170,10 @@ void fill_cache(kc::PagedKvCache& cache, int seqs, int ctx) {
 // split_ctx as the forward sizes it; `kernels` carries the kernel choice (decode / prefill fields).
 // launches: calls per timed run, back to back, the run's time divided among them (1: each run pays
 // the host's enqueue of its first kernel while the device idles).
+// pool: the prefill tile pool where the call takes one (each timed launch includes its decoding pass).
 double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc::AttentionTile>& tiles, const std::vector<int>& qpos,
                             int heads, int max_tile_rows, int split_ctx, const kc::PagedAttentionArgs& kernels, int warm,
-                            int reps, int launches = 1) {
+                            int reps, int launches = 1, bool pool = false) {
   const int kv_heads = 8, d = 128, num_tiles = static_cast<int>(tiles.size());
   kk::DeviceBuffer<kc::AttentionTile> dt(tiles.size());
   dt.upload(tiles.data());
@@ -185,6 +188,8 @@ double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc:
   a.kv_heads = kv_heads, a.window = 0, a.max_tile_rows = max_tile_rows, a.max_ctx = split_ctx, a.scale = 1.0f / std::sqrt(128.0f);
   a.block_table = cache.block_table(), a.max_pages = cache.max_pages_per_seq(), a.page_tokens = 64;
   a.k_pool = cache.k_pool(0), a.v_pool = cache.v_pool(0), a.splits = splits, a.workspace = ws.get();
+  kc::PrefillTilePool tile_pool;
+  if (pool) tile_pool.prepare(cache.codec(0), a, tiles.data(), num_tiles, qpos.data(), nullptr);
   Timer t;
   const double ms = t.median_ms(warm, reps, nullptr, [&] {
     for (int i = 0; i < launches; ++i) kc::paged_attention(cache.codec(0), a, nullptr);
@@ -220,7 +225,8 @@ AttnResult bench_attention(const std::string& format, int ctx, int total, int re
 // One prefill chunk's attention alone: the last 512 rows of a `ctx`-token sequence (positions
 // ctx - 512 .. ctx - 1, Qwen3-8B heads, tiles as the forward makes them) over its cache, on `kernel`.
 // Returns ms per launch; `pairs` gets the (query vector, visible token) pairs the launch scores.
-double bench_prefill_attention(const std::string& format, int ctx, const kc::PagedAttentionArgs& kernel, int reps, double& pairs) {
+double bench_prefill_attention(const std::string& format, int ctx, const kc::PagedAttentionArgs& kernel, bool pool, int reps,
+                               double& pairs) {
   const int heads = 32, rows = std::min(512, ctx), per_tile = kc::attention_rows_per_tile(heads / 8);
   const auto cache = bench_cache(format, 1, ctx);
   fill_cache(*cache, 1, ctx);
@@ -233,20 +239,27 @@ double bench_prefill_attention(const std::string& format, int ctx, const kc::Pag
     if (r % per_tile == 0) tiles.push_back({0, r, 0});
     ++tiles.back().rows;
   }
-  return time_paged_attention(*cache, tiles, qpos, heads, per_tile, ctx, kernel, 2, reps);
+  return time_paged_attention(*cache, tiles, qpos, heads, per_tile, ctx, kernel, 2, reps, 1, pool);
 }
 
 // A --prefill-kernels entry: a "prefill" switch value, then "+engine" for engine numerics or "+fa3"
-// for engine numerics with FlashAttention-3's fp8 Q and P (else exact).
+// for engine numerics with FlashAttention-3's fp8 Q and P (else exact), then "+direct" to run
+// without the prefill tile pool (the engine's "prefill_pool": false).
+bool prefill_direct(const std::string& entry) { return entry.ends_with("+direct"); }
+std::string prefill_numerics_of(const std::string& entry) {
+  return prefill_direct(entry) ? entry.substr(0, entry.size() - std::string("+direct").size()) : entry;
+}
 std::string prefill_kernel_of(const std::string& entry) {
+  const std::string e = prefill_numerics_of(entry);
   for (const std::string suffix : {"+engine", "+fa3"})
-    if (entry.size() > suffix.size() && entry.ends_with(suffix)) return entry.substr(0, entry.size() - suffix.size());
-  return entry;
+    if (e.size() > suffix.size() && e.ends_with(suffix)) return e.substr(0, e.size() - suffix.size());
+  return e;
 }
 kc::PagedAttentionArgs prefill_choice(const std::string& entry) {
+  const std::string e = prefill_numerics_of(entry);
   kc::PagedAttentionArgs a{.prefill = kc::prefill_kernel_named(prefill_kernel_of(entry))};
-  const bool fa3 = entry.ends_with("+fa3");
-  a.emulation.numerics = fa3 || entry.ends_with("+engine") ? kk::AttentionNumerics::kEngine : kk::AttentionNumerics::kExact;
+  const bool fa3 = e.ends_with("+fa3");
+  a.emulation.numerics = fa3 || e.ends_with("+engine") ? kk::AttentionNumerics::kEngine : kk::AttentionNumerics::kExact;
   a.emulation.q_fp8 = a.emulation.pv_fp8 = fa3;
   return a;
 }
@@ -524,7 +537,8 @@ int main(int argc, char** argv) try {
         const std::string k = prefill_kernel_of(entry);
         if (k != "tensor_core" && k != "bf16x3" && k != "mma_sync" && k != "generic")
           throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3, mma_sync or generic, each optionally +engine (engine "
-                              "numerics) or +fa3 (engine numerics, fp8 Q and P), not " + entry);
+                              "numerics) or +fa3 (engine numerics, fp8 Q and P), then optionally +direct (no prefill tile "
+                              "pool), not " + entry);
         if (k == "bf16x3" && k != entry)
           throw kvgate::Error("--prefill-kernels: bf16x3 is an exact-numerics term count, not " + entry);
       }
@@ -611,7 +625,7 @@ int main(int argc, char** argv) try {
       for (const std::string& f : prefill_formats)
         for (const std::string& kn : prefill_kernels) {
           double pairs = 0;
-          const double ms = bench_prefill_attention(f, ctx, prefill_choice(kn), reps, pairs);
+          const double ms = bench_prefill_attention(f, ctx, prefill_choice(kn), !prefill_direct(kn), reps, pairs);
           const double flops_per_s = 4.0 * 128 * pairs / (ms * 1e-3);
           // A whole prefill: 36 layers x 32 heads x ctx (ctx + 1) / 2 pairs at this rate.
           const double est_s = 36.0 * 4.0 * 128 * 32 * static_cast<double>(ctx) * (ctx + 1) / 2 / flops_per_s;
@@ -699,7 +713,7 @@ int main(int argc, char** argv) try {
             for (const int batch : prefill_batches) {
       const kc::PagedAttentionArgs choice = prefill_choice(kernel);
       CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = batch, .max_context = prefill + 64,
-                              .emulation = choice.emulation, .prefill = choice.prefill});
+                              .emulation = choice.emulation, .prefill = choice.prefill, .prefill_pool = !prefill_direct(kernel)});
       // Each forward: `per` consecutive rows of every sequence, all advancing together; in the last,
       // each sequence's last row at the end (the engine's layout: the logits rows are those rows).
       const int per = chunk / batch;
