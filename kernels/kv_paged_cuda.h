@@ -203,6 +203,10 @@ struct PagedAttentionArgs {
   std::uint8_t* tile_pool = nullptr;
   const int* pool_plan = nullptr;
   int pool_seqs = 0, pool_pages = 0;
+  // Prefill path, engine numerics, fp16 cache on the wgmma kernel (prefill_f16_operands_takes): fp16
+  // operands, one MMA per product; false: the fp16 elements as two bf16 terms (the same products;
+  // for comparisons).
+  bool prefill_f16 = true;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);
 std::size_t attention_workspace_floats(int num_tiles, int kv_heads, int splits, int head_dim);

@@ -151,7 +151,7 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
 // alternate even where no block barrier holds the warpgroups together (the pipelined loop): neither
 // can arrive twice before the other waited. Every thread passes both barriers once a call. (An empty
 // commit for a skipped page made ptxas serialize every wgmma of the kernel: C7520.)
-template <KvFamily F, int D, bool WG, int QT>
+template <KvFamily F, int D, bool WG, int QT, bool H>
 __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, std::uint64_t qd, const std::uint32_t (&qr)[D / 16][4],
                                             float (&s)[8][4]) {
   constexpr int NBK = k_terms<F>(), W = warps_of<F, D>(), KS = D / 16;
@@ -166,7 +166,7 @@ __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, s
 #pragma unroll
       for (int ks = 0; ks < KS; ++ks) {
         const int off = ks / 4 * kTile * 128 + ks % 4 * 32;
-        if constexpr (q_in_registers<WG, QT>()) wgmma_m64n64k16_rs(s, qr[ks], wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
+        if constexpr (q_in_registers<WG, QT>()) wgmma_m64n64k16_rs<H>(s, qr[ks], wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
         else wgmma_m64n64k16_ss(s, wgmma_desc_at(qd, i * S::tile * 2 + off), wgmma_desc_at(kd, j * S::tile * 2 + off), accumulate);
         accumulate = 1;
       }
@@ -266,16 +266,18 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
 template <KvFamily F, bool kFused, bool kLean>
 __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, int nq, const int (&first)[2], const int (&last)[2],
                                              const int (&warp_vis)[2],
-                                             float k_mul, const float* tok_scale, float (&s)[8][4], float (&alpha)[2], float (&m)[2],
-                                             float (&l)[2]) {
+                                             float k_mul, const float (&row_mul)[2], const float* tok_scale, float (&s)[8][4],
+                                             float (&alpha)[2], float (&m)[2], float (&l)[2]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
   // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
   // inside every row's visible tokens (most pages of a long prefill) needs no mask.
   float mx[2] = {-INFINITY, -INFINITY};
   const float scale = a.emulation.q_fp8 ? a.scale * a.emulation.q_scale : a.scale;  // fp8 Q staged unscaled
   // (kFused) What multiplies a score after the masks: never 0, so that a masked -inf stays -inf
-  // (a per-tensor scale of 0 leaves every score 0 either way).
+  // (a per-tensor scale of 0 leaves every score 0 either way); times the row's own factor row_mul
+  // (an fp16 Q's power of two, f16_operands; else 1).
   [[maybe_unused]] const float mul = kFused ? fmaxf(tensor_scales<F>() ? scale * k_mul : scale, FLT_MIN) : scale;
+  [[maybe_unused]] const float row_muls[2] = {mul * row_mul[0], mul * row_mul[1]};
   const auto scale_scores = [&](auto masked) {
 #pragma unroll
     for (int n = 0; n < 8; ++n)
@@ -307,7 +309,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   for (int r = 0; r < 2; ++r) {
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-    if constexpr (kFused) mx[r] *= mul;  // the row's scaled maximum (-inf stays -inf)
+    if constexpr (kFused) mx[r] *= row_muls[r];  // the row's scaled maximum (-inf stays -inf)
     const float m_new = fmaxf(m[r], mx[r]);
     // (kFused, kLean) The rescale factor by ex2 too, as FlashAttention's: o and l take the same factor, so
     // its error cancels in o / l.
@@ -315,14 +317,14 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     mx[r] = m_new == -INFINITY ? 0.0f : m_new;  // the exps' reference (every score is -inf where it is 0)
     m[r] = m_new;
   }
-  [[maybe_unused]] const float c = mul * 1.44269504088896341f;
+  [[maybe_unused]] const float c[2] = {row_muls[0] * 1.44269504088896341f, row_muls[1] * 1.44269504088896341f};
   [[maybe_unused]] const float ml2[2] = {mx[0] * 1.44269504088896341f, mx[1] * 1.44269504088896341f};
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int r = e >> 1;
-      s[n][e] = kFused ? exp2_approx(fmaf(s[n][e], c, -ml2[r])) : softmax_exp(s[n][e] - mx[r]);
+      s[n][e] = kFused ? exp2_approx(fmaf(s[n][e], c[r], -ml2[r])) : softmax_exp(s[n][e] - mx[r]);
       sum[r] += s[n][e];
     }
 #pragma unroll
@@ -350,7 +352,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
 
 // (WG) O += P V of a page (V's term tiles vt), issued and committed: P's terms from registers, V's
 // [token][dim] tile read transposed, a 64 x 128 x 16 wgmma per term product and 16 tokens.
-template <KvFamily F, int D, bool WG, int QT, int NT>
+template <KvFamily F, int D, bool WG, int QT, bool H, int NT>
 __device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::uint32_t (&P)[4][QT][4], float (&o)[NT][4]) {
   constexpr int NBV = kv_terms<F>();
   using S = Smem<F, D, WG, QT>;
@@ -359,7 +361,7 @@ __device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::
   term_products<QT, NBV>(kTerms, [&](int i, int j) {
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)  // tokens 16 kk..: 2 row groups of 8 (SBO), 2 panels of 64 dims (LBO)
-      wgmma_m64n128k16_rs_tn(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
+      wgmma_m64n128k16_rs_tn<H>(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
   });
   wgmma_commit();  // awaited by the caller: at the next page's barrier, or during the next page (pipelined)
 }
@@ -560,7 +562,9 @@ __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int
 // PL (decoded_ring formats): the pages come decoded from the call's tile pool (predecode_kernel), each
 // a ring slot's image that thread 0 copies in two bulk copies, so no warp decodes and the pages flow
 // as bf16 pages do (the lean softmax too).
-template <KvFamily F, int D, bool WG, int QT, bool PL>
+// H (f16_operands: the fp16 cache, F = kBf16): the pages are copied as bf16 pages are, and the
+// products take fp16 operands, Q's and P's bf16 values scaled by powers of two into fp16's range.
+template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
 __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   using S = Smem<F, D, WG, QT>;
@@ -568,6 +572,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
   constexpr int kStages = ring_stages<F, WG, QT>();
   static_assert(!PL || decoded_ring<F, WG, QT>(), "the tile pool holds one-term tiles of the wgmma kernel's ring");
+  static_assert(!H || f16_operands<F, WG, QT>(), "fp16 operands: the bf16 kernel's ring in engine numerics");
   constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>() && !PL;
   constexpr bool kSharedRaw = shared_raw_ring<F, WG, QT>() && !PL;
   constexpr bool kLean = kPipelined && !kSharedRaw;  // page_softmax
@@ -623,6 +628,34 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
   stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
+  // (H) Each row's bf16 Q as fp16, times a power of two that puts its largest |q| below 2^14 (rows g:
+  // fragment elements 0 and 2, g + 8: 1 and 3; a row's values are its quad's); row_mul undoes it on
+  // the row's scores.
+  float row_mul[2] = {1.0f, 1.0f};
+  if constexpr (H) {
+    float mx[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&qr[ks][e]));
+        mx[e & 1] = fmaxf(mx[e & 1], fmaxf(fabsf(f.x), fabsf(f.y)));
+      }
+    float qs[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      int e = 0;
+      if (mx[r] > 0.0f && mx[r] <= 3.0e38f) frexpf(mx[r], &e);  // mx < 2^e; zero or non-finite Q: e = 0
+      qs[r] = ldexpf(1.0f, 14 - max(e, -100));
+      row_mul[r] = ldexpf(1.0f, max(e, -100) - 14);
+    }
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) qr[ks][e] = bf2_as_h2(qr[ks][e], qs[e & 1]);
+  }
   if (lane == 0) {
     const int p0 = has_tile ? a.row_pos[tl.row0] : 0;
     w_seq[warp] = has_tile ? tl.seq : -1;
@@ -758,21 +791,28 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     [[maybe_unused]] const auto wg_qk = [&](int p, float(&s)[8][4], bool always) {
       const int w0 = warp & ~3;
       const bool run = always || needs(w0, p) || needs(w0 + 1, p) || needs(w0 + 2, p) || needs(w0 + 3, p);
-      wg_qk_issue<F, D, WG, QT>(run, k_tile(p), qd, qr, s);
+      wg_qk_issue<F, D, WG, QT, H>(run, k_tile(p), qd, qr, s);
       return run;
     };
     const auto softmax = [&](int p, float(&s)[8][4], float(&alpha)[2]) {
       page_softmax<F, QT == 1, kLean>(a, !WG || (kLean ? own_needs(p) : needs(warp, p)), p * kTile, nq, first, last, warp_vis, k_mul,
-                                      scales_of(p), s, alpha, m, l);
+                                      row_mul, scales_of(p), s, alpha, m, l);
     };
     const auto rescale = [&](const float(&alpha)[2]) { rescale_o(alpha, o); };
-    // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's).
+    // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's); (H) as fp16,
+    // times kPf16Mul (an unnormalized weight is <= 1: every bf16 weight from 2^-32 up stays exact),
+    // undone on the output.
     [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][QT][4]) {
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) p_fragments<QT, NBV == 1>(s, kk, P[kk]);  // every term product kept
+      for (int kk = 0; kk < 4; ++kk) {
+        p_fragments<QT, NBV == 1>(s, kk, P[kk]);  // every term product kept
+        if constexpr (H)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) P[kk][0][i] = bf2_as_h2(P[kk][0][i], kPf16Mul);
+      }
     };
     [[maybe_unused]] const auto wg_pv = [&](int p, const std::uint32_t(&P)[4][QT][4]) {
-      if constexpr (WG) wg_pv_issue<F, D, WG, QT>(k_tile(p) + NBK * S::tile, P, o);
+      if constexpr (WG) wg_pv_issue<F, D, WG, QT, H>(k_tile(p) + NBK * S::tile, P, o);
     };
     const auto softmax_pv = [&](int p, float(&s)[8][4]) {
       float alpha[2];
@@ -811,6 +851,11 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     __syncthreads();  // the last page's slot is free before the next sequence's first copy
   }
   if (!has_tile) return;
+  if constexpr (H)
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[n][e] *= 1.0f / kPf16Mul;  // exact: a power of two
   write_partial<F, D>(c, a, rot, ti, kvh, split, splits, nq, scratch, m, l, o);
 }
 
@@ -839,17 +884,17 @@ __global__ void __launch_bounds__(warps_of<F, 128>() * 32) predecode_kernel(KvLa
 }
 
 // PL: the call's pages decoded into the tile pool first (predecode_kernel), then the kernel that
-// copies them; its shared memory needs no raw ring.
-template <KvFamily F, int D, bool WG, int QT, bool PL>
+// copies them; its shared memory needs no raw ring. H: fp16 operands (f16_operands).
+template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
   using S = Smem<F, D, WG, QT>;
   const int smem = PL ? S::raw_offset + 1024 : S::bytes(c);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT, PL>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT, PL, H>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     // All of the unified L1 as shared memory (q8_0 at head_dim 128 takes 226 KB a block).
-    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT, PL>, cudaFuncAttributePreferredSharedMemoryCarveout,
+    KV_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<F, D, WG, QT, PL, H>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                        cudaSharedmemCarveoutMaxShared));
     configured = smem;
   }
@@ -861,7 +906,7 @@ void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cuda
   // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
   // one term against every term of K and V.
   const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
-  prefill_kernel<F, D, WG, QT, PL><<<grid, W * 32, smem, s>>>(c, a, splits, na);
+  prefill_kernel<F, D, WG, QT, PL, H><<<grid, W * 32, smem, s>>>(c, a, splits, na);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -910,23 +955,32 @@ constexpr bool kWgmmaBuilt = true;
 constexpr bool kWgmmaBuilt = false;
 #endif
 
-// fn(family F, head_dim D, WG, QT) of the kernel that runs this call: the wgmma kernel where it
+// fn(family F, head_dim D, WG, QT, H) of the kernel that runs this call: the wgmma kernel where it
 // exists for (F, D), on a compute capability 9.0 device (sm_90a code runs there only); the mma.sync
 // kernel for {"prefill": "mma_sync"} and "bf16x3" (the wgmma kernel keeps every term: its products
-// are not the cost). QT: Q's and P's terms, 3 in exact mode, 1 in engine mode.
+// are not the cost). QT: Q's and P's terms, 3 in exact mode, 1 in engine mode. H: the fp16 cache in
+// engine numerics on the wgmma kernel runs the bf16 kernel with fp16 operands (f16_operands;
+// FlashAttention-3's fp8 Q and P keep the fp16 kernel, which rounds them; so does !a.prefill_f16).
 template <class Fn>
 void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
   using D64 = std::integral_constant<int, 64>;
   using D128 = std::integral_constant<int, 128>;
+  const bool engine = a.emulation.numerics == AttentionNumerics::kEngine;
   const auto with_terms = [&](auto f, auto d, auto wg) {
-    if (a.emulation.numerics == AttentionNumerics::kEngine) fn(f, d, wg, std::integral_constant<int, 1>{});
-    else fn(f, d, wg, std::integral_constant<int, kTerms>{});
+    if (engine) fn(f, d, wg, std::integral_constant<int, 1>{}, std::false_type{});
+    else fn(f, d, wg, std::integral_constant<int, kTerms>{}, std::false_type{});
   };
   visit_family(c.family, [&](auto f) {
     if (c.head_dim == 64) return with_terms(f, D64{}, std::false_type{});
     if constexpr (kWgmmaBuilt && wgmma_kernel<decltype(f)::value, 128>()) {
       const DeviceLimits& d = device_limits();
-      if (a.prefill == PrefillKernel::kTensorCore && d.major == 9 && d.minor == 0) return with_terms(f, D128{}, std::true_type{});
+      if (a.prefill == PrefillKernel::kTensorCore && d.major == 9 && d.minor == 0) {
+        if constexpr (decltype(f)::value == KvFamily::kF16)
+          if (engine && a.prefill_f16 && !a.emulation.q_fp8 && !a.emulation.pv_fp8)
+            return fn(std::integral_constant<KvFamily, KvFamily::kBf16>{}, D128{}, std::true_type{}, std::integral_constant<int, 1>{},
+                      std::true_type{});
+        return with_terms(f, D128{}, std::true_type{});
+      }
     }
     with_terms(f, D128{}, std::false_type{});
   });
@@ -948,7 +1002,7 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.
   int smem = 0;
-  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt) { smem = Smem<f.value, d.value, wg.value, qt.value>::bytes(c); });
+  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt, auto) { smem = Smem<f.value, d.value, wg.value, qt.value>::bytes(c); });
   const DeviceLimits& d = device_limits();
   return d.major >= 8 && smem + 1024 <= d.smem_optin;
 }
@@ -964,22 +1018,35 @@ int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a,
   return std::max(1, std::min(want, splits));
 }
 
+namespace {
+// paged_attention() runs prefill_attention() for this call: it takes it, and the decode path (tiles of
+// at most 4 query vectors, first in line) does not.
+bool prefill_attention_runs(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  return prefill_attention_supported(c, a) && (a.emulation.active() || a.decode == DecodeKernel::kGeneric ||
+                                               !decode_attention_supported(c, a.max_tile_rows, a.heads / a.kv_heads));
+}
+}  // namespace
+
 bool prefill_tile_pool_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
-  if (a.window > 0 || !prefill_attention_supported(c, a)) return false;
-  // paged_attention() gives tiles of at most 4 query vectors to the decode path first.
-  if (!a.emulation.active() && a.decode != DecodeKernel::kGeneric && decode_attention_supported(c, a.max_tile_rows, a.heads / a.kv_heads))
-    return false;
+  if (a.window > 0 || !prefill_attention_runs(c, a)) return false;
   bool takes = false;
-  visit_kernel(c, a, [&](auto f, auto, auto wg, auto qt) { takes = decoded_ring<f.value, wg.value, qt.value>(); });
+  visit_kernel(c, a, [&](auto f, auto, auto wg, auto qt, auto) { takes = decoded_ring<f.value, wg.value, qt.value>(); });
+  return takes;
+}
+
+bool prefill_f16_operands_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  if (!prefill_attention_runs(c, a)) return false;
+  bool takes = false;
+  visit_kernel(c, a, [&](auto, auto, auto, auto, auto h) { takes = h.value; });
   return takes;
 }
 
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   const bool pool = a.tile_pool && a.pool_plan && a.pool_pages > 0 && a.window == 0;
-  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt) {
+  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt, auto h) {
     if constexpr (decoded_ring<f.value, wg.value, qt.value>())
-      if (pool) return launch<f.value, d.value, wg.value, qt.value, true>(c, a, splits, s);
-    launch<f.value, d.value, wg.value, qt.value, false>(c, a, splits, s);
+      if (pool) return launch<f.value, d.value, wg.value, qt.value, true, false>(c, a, splits, s);
+    launch<f.value, d.value, wg.value, qt.value, false, h.value>(c, a, splits, s);
   });
 }
 

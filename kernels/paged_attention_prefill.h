@@ -37,5 +37,11 @@ inline constexpr std::size_t kTilePoolPageBytes = 2 * 64 * 128 * 2 + 2 * 64 * 4;
 // reads a few pages of a long sequence: the kernel decodes them itself).
 bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
+// True when prefill_attention() computes this call with fp16 operands: an fp16 cache in engine
+// numerics on the wgmma kernel (head_dim 128, compute capability 9.0), a.prefill_f16 set, without
+// FlashAttention-3's fp8 Q and P. Q's and P's bf16 values and the fp16 elements are exact in fp16, so
+// one MMA gives each product the two-term bf16 tiles give in two.
+bool prefill_f16_operands_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
+
 }  // namespace kvgate::kernels::cuda
 #endif

@@ -116,6 +116,16 @@ constexpr bool decoded_ring() {
          (F == KvFamily::kFp8Tensor || F == KvFamily::kFp8Pth || F == KvFamily::kInt8Pth || F == KvFamily::kInt4Pth ||
           F == KvFamily::kNvfp4);
 }
+// The fp16 cache in engine numerics on the wgmma kernel (template flag H) runs the bf16 kernel's
+// instantiation: its pages are copied into the tiles as bf16 pages are, and the products take fp16
+// operands, K and V as they are and Q's and P's bf16 values scaled by powers of two, all exact in
+// fp16; so each product is the one the two-term bf16 tiles gave, at one MMA instead of two.
+template <KvFamily F, bool WG, int QT>
+constexpr bool f16_operands() {
+  return F == KvFamily::kBf16 && WG && QT == 1;
+}
+// (H) P's power of two: a weight (<= 1, unnormalized) enters as 2^15 p, exact in fp16 from 2^-32 up.
+constexpr float kPf16Mul = 32768.0f;
 template <KvFamily F, bool WG, int QT>
 constexpr bool shared_raw_ring() {
   return decoded_ring<F, WG, QT>() && F != KvFamily::kFp8Tensor;
@@ -215,6 +225,15 @@ __device__ __forceinline__ void split_terms(float x0, float x1, std::uint32_t (&
     }
   }
   t[N - 1] = bf2_bits(__floats2bfloat162_rn(x0, x1));
+}
+
+// (H: the fp16 cache in engine numerics, f16_operands) A pair of bf16 values times the power of two
+// mul, as fp16: exact where each result is 0 or of magnitude in [2^-17, 65504] (8 significant bits
+// in fp16's range), so the fp16 products are the bf16 kernel's products of the same values.
+__device__ __forceinline__ std::uint32_t bf2_as_h2(std::uint32_t b, float mul) {
+  const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&b));
+  const __half2 h = __floats2half2_rn(f.x * mul, f.y * mul);
+  return *reinterpret_cast<const std::uint32_t*>(&h);
 }
 
 // Stores the NB terms of (x0, x1) at element `idx` of term tiles spaced `tile` apart.

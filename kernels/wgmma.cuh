@@ -3,12 +3,12 @@
 // through 64-bit matrix descriptors. Used by the prefill attention kernel (paged_attention_prefill.cu);
 // device code only. PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
 //
-// Shared-memory operands here are bf16 tiles in the 128-byte swizzle: rows of 64 elements (128
-// bytes), the 16-byte chunk c of row r stored at chunk c ^ (r % 8), from a 1024-byte aligned base
-// (the hardware applies the XOR to address bits 4-6 from bits 7-9). A K-major operand (A = Q, B = K:
-// the reduced dimension contiguous) takes SBO = 1024 (the next 8 rows) and ignores LBO; an MN-major
-// one (B = V, [token][dim]: N contiguous, read transposed) takes LBO = the stride of its 64-column
-// panels and SBO = 1024 (the next 8 rows of K).
+// Shared-memory operands here are 16-bit tiles (bf16; fp16 where a product takes H) in the 128-byte
+// swizzle: rows of 64 elements (128 bytes), the 16-byte chunk c of row r stored at chunk c ^ (r % 8),
+// from a 1024-byte aligned base (the hardware applies the XOR to address bits 4-6 from bits 7-9). A
+// K-major operand (A = Q, B = K: the reduced dimension contiguous) takes SBO = 1024 (the next 8 rows)
+// and ignores LBO; an MN-major one (B = V, [token][dim]: N contiguous, read transposed) takes LBO =
+// the stride of its 64-column panels and SBO = 1024 (the next 8 rows of K).
 //
 // The register fragments match mma.sync m16n8k16's: warp w of the warpgroup holds rows 16 w .. 16 w +
 // 15 of A and of the fp32 accumulator, and an accumulator's 8-column group n is that warp's m16n8
@@ -101,38 +101,46 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], std::uint64
 #endif
 }
 
-// d (64 x 64, fp32) = A B (+ d when accumulate): A (64 x 16) bf16 in registers (the mma.sync A
-// fragment of the warp's 16 rows), B (16 x 64) bf16 K-major in shared memory.
+// d (64 x 64, fp32) = A B (+ d when accumulate): A (64 x 16) in registers (the mma.sync A fragment
+// of the warp's 16 rows), B (16 x 64) K-major in shared memory; bf16, or fp16 (H).
+template <bool H = false>
 __device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const std::uint32_t (&a)[4], std::uint64_t b, int accumulate) {
 #if KVGATE_WGMMA_ASM
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
-      "%24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-      : KVGATE_WGMMA_D8(d)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+#define KVGATE_WGMMA_RS64(T)                                                                                               \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                               \
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32." T                                                            \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+               "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"              \
+               : KVGATE_WGMMA_D8(d)                                                                                       \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
+  if constexpr (H) KVGATE_WGMMA_RS64("f16.f16 ");
+  else KVGATE_WGMMA_RS64("bf16.bf16 ");
+#undef KVGATE_WGMMA_RS64
 #else
   (void)d, (void)a, (void)b, (void)accumulate;
   __trap();
 #endif
 }
 
-// d (64 x 128, fp32) += A B: A (64 x 16) bf16 in registers (the mma.sync A fragment of the warp's 16
-// rows), B (16 x 128) bf16 in shared memory, MN-major (read transposed).
+// d (64 x 128, fp32) += A B: A (64 x 16) in registers (the mma.sync A fragment of the warp's 16
+// rows), B (16 x 128) in shared memory, MN-major (read transposed); bf16, or fp16 (H).
+template <bool H = false>
 __device__ __forceinline__ void wgmma_m64n128k16_rs_tn(float (&d)[16][4], const std::uint32_t (&a)[4], std::uint64_t b) {
 #if KVGATE_WGMMA_ASM
   float(&lo)[8][4] = *reinterpret_cast<float(*)[8][4]>(&d[0]);
   float(&hi)[8][4] = *reinterpret_cast<float(*)[8][4]>(&d[8]);
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
-      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
-      "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, "
-      "1, 1, 1;\n}\n"
-      : KVGATE_WGMMA_D8(lo), KVGATE_WGMMA_D8(hi)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(1));
+#define KVGATE_WGMMA_RS128(T)                                                                                              \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                                               \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T                                                           \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+               "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
+               "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "      \
+               "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                                             \
+               : KVGATE_WGMMA_D8(lo), KVGATE_WGMMA_D8(hi)                                                                 \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(1))
+  if constexpr (H) KVGATE_WGMMA_RS128("f16.f16 ");
+  else KVGATE_WGMMA_RS128("bf16.bf16 ");
+#undef KVGATE_WGMMA_RS128
 #else
   (void)d, (void)a, (void)b;
   __trap();

@@ -30,6 +30,7 @@
 #include "kernels/decoder_cuda.h"
 #include "kernels/kv_paged_cuda.h"
 #include "kernels/paged_attention_decode.h"
+#include "kernels/paged_attention_prefill.h"
 #include "kernels/prefill_tile_pool.h"
 #endif
 
@@ -445,6 +446,11 @@ struct PagedAttentionCase final : KernelCase {
   // the same bits (the same tiles and softmax), the others the same values to a rounding of the
   // softmax's rescale factor.
   bool pool = false;
+  // The prefill kernel multiplies fp16 operands (prefill_f16_operands_takes: an fp16 cache in engine
+  // numerics); the case fails where the call does not. The launch with two bf16 terms an element
+  // (prefill_f16 off) runs too: the same products, so the same values to the summation order.
+  bool f16 = false;
+  double q_sigma = 2.0;  // Q's standard deviation (fp16 operands scale each query vector into range)
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -457,7 +463,7 @@ struct PagedAttentionCase final : KernelCase {
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
            (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
            (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "") + (spread ? ",spread" : "") + (pool ? ",pool" : "") +
-           (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
+           (f16 ? ",f16" : "") + (q_sigma != 2.0 ? ",q_sigma=" + std::to_string(q_sigma) : "") + (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
   // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
@@ -493,7 +499,7 @@ struct PagedAttentionCase final : KernelCase {
       q[s].resize(static_cast<std::size_t>(rows) * heads * d);
       fill_normal(rng, k[s]);
       fill_normal(rng, v[s]);
-      fill_normal(rng, q[s], 2.0);
+      fill_normal(rng, q[s], q_sigma);
       if (spread)
         for (std::size_t i = 0; i < k[s].size(); ++i) {
           const int t = static_cast<int>(i / (static_cast<std::size_t>(kv_heads) * d));
@@ -628,14 +634,17 @@ struct PagedAttentionCase final : KernelCase {
     kc::PrefillTilePool tile_pool;
     if (pool && !tile_pool.prepare(lc, args, tiles.data(), ntiles, qpos.data(), nullptr))
       throw std::runtime_error("pool names a tile pool this call does not take");
+    if (f16 && !kc::prefill_f16_operands_takes(lc, args)) throw std::runtime_error("f16 names fp16 operands this call does not take");
     kc::paged_attention(lc, args, nullptr);
     device_sync();
     std::vector<float> h(qall.size());
     o->download(h.data());
     out.assign(h.begin(), h.end());
-    if (pool) {  // the same launch without the pool
+    if (pool || f16) {  // the same launch without the pool, or with two bf16 terms an fp16 element
       kc::PagedAttentionArgs direct = args;
       direct.tile_pool = nullptr, direct.pool_plan = nullptr, direct.pool_seqs = direct.pool_pages = 0;
+      direct.prefill_f16 = false;
+      if (f16 && kc::prefill_f16_operands_takes(lc, direct)) throw std::runtime_error("prefill_f16 off still takes fp16 operands");
       auto od = poisoned_device<float>(qall.size());
       direct.out = od->get();
       kc::paged_attention(lc, direct, nullptr);
@@ -817,6 +826,24 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     auto pc = std::make_unique<PagedAttentionCase>("fp8_e4m3", fp8_scaled, 2, 1500, 37, 32, 4, 128);
     pc->emu = fa3;
     pc->pool = true;
+    cases.push_back(std::move(pc));
+  }
+  // fp16 prefill tiles with fp16 operands (engine numerics on the wgmma kernel): the shapes of the
+  // pool cases, a window, 35 pages in one split (the ring wraps), token magnitudes that rise and fall,
+  // and queries of largest |q| about 2^17 (past fp16's range unless scaled) and 2^-8.
+  for (const auto& [seqs, ctx, rows, heads, kv_heads, window, splits, q_sigma, spread] :
+       std::vector<std::tuple<int, int, int, int, int, int, int, double, bool>>{{3, 300, 12, 8, 2, 0, 0, 2.0, false},
+                                                                                {2, 1500, 37, 32, 4, 0, 0, 2.0, false},
+                                                                                {2, 700, 24, 8, 2, 0, 3, 2.0, true},
+                                                                                {1, 1000, 9, 16, 2, 100, 0, 2.0, false},
+                                                                                {2, 2200, 40, 8, 2, 0, 1, 2.0, false},
+                                                                                {2, 300, 37, 8, 2, 0, 0, 32768.0, false},
+                                                                                {2, 300, 37, 8, 2, 0, 0, 1.0 / 1024, false}}) {
+    auto pc = std::make_unique<PagedAttentionCase>("fp16", json::object(), seqs, ctx, rows, heads, kv_heads, 128, window, splits);
+    pc->emu = engine;
+    pc->f16 = true;
+    pc->q_sigma = q_sigma;
+    pc->spread = spread;
     cases.push_back(std::move(pc));
   }
   // The decode path of every other format (paged_attention_decode.cu: head_dim 128, <= 4 query

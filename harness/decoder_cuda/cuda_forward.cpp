@@ -436,7 +436,8 @@ void CudaForward::attend(int l, int n, bool pdl) {
                        .block_table = cache.block_table(), .max_pages = cache.max_pages_per_seq(), .page_tokens = 64,
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,
                        .emulation = o_.emulation, .prefill = o_.prefill, .pdl = pdl, .tile_pool = pool_args_.tile_pool,
-                       .pool_plan = pool_args_.pool_plan, .pool_seqs = pool_args_.pool_seqs, .pool_pages = pool_args_.pool_pages},
+                       .pool_plan = pool_args_.pool_plan, .pool_seqs = pool_args_.pool_seqs, .pool_pages = pool_args_.pool_pages,
+                       .prefill_f16 = o_.prefill_f16},
                       stream_);
 }
 

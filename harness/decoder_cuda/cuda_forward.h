@@ -68,6 +68,10 @@ struct CudaForwardOptions {
   // layer into a tile pool before the attention (kernels/prefill_tile_pool.h); false: the attention
   // kernel decodes them itself. Kernel switch "prefill_pool".
   bool prefill_pool = true;
+  // Prefill chunks in engine numerics over an fp16 cache multiply fp16 operands on the wgmma kernel
+  // (PagedAttentionArgs::prefill_f16); false: two bf16 terms an element, the same values (the
+  // benchmark's comparison).
+  bool prefill_f16 = true;
 
   // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
   // forward, captured once per (rows, context bucket); false launches every kernel each step.

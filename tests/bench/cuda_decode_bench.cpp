@@ -26,7 +26,7 @@
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
 //               engine numerics, Q and P in bf16; "+fa3": engine numerics with fp8 Q and P as
 //               FlashAttention-3 computes an fp8 cache; else exact; then "+direct": without the prefill
-//               tile pool, the attention kernel decoding its pages itself) and rows per forward call
+//               tile pool or fp16 operands, the attention kernel decoding its pages itself) and rows per forward call
 //               (`--prefill-chunks`, default the CUDA engine's: cuda_default_prefill_chunk, 8192 on an H100), and
 //               sequences prefilled together (`--prefill-batch B[,...]`, default 1: each forward holds
 //               chunk / B consecutive rows of each of B sequences, all advancing together, their last
@@ -170,7 +170,8 @@ void fill_cache(kc::PagedKvCache& cache, int seqs, int ctx) {
 // split_ctx as the forward sizes it; `kernels` carries the kernel choice (decode / prefill fields).
 // launches: calls per timed run, back to back, the run's time divided among them (1: each run pays
 // the host's enqueue of its first kernel while the device idles).
-// pool: the prefill tile pool where the call takes one (each timed launch includes its decoding pass).
+// pool: the prefill tile pool where the call takes one (each timed launch includes its decoding pass)
+// and an fp16 cache's fp16 operands; false: neither (the kernel on the cache's own tiles, "+direct").
 double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc::AttentionTile>& tiles, const std::vector<int>& qpos,
                             int heads, int max_tile_rows, int split_ctx, const kc::PagedAttentionArgs& kernels, int warm,
                             int reps, int launches = 1, bool pool = false) {
@@ -188,6 +189,7 @@ double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc:
   a.kv_heads = kv_heads, a.window = 0, a.max_tile_rows = max_tile_rows, a.max_ctx = split_ctx, a.scale = 1.0f / std::sqrt(128.0f);
   a.block_table = cache.block_table(), a.max_pages = cache.max_pages_per_seq(), a.page_tokens = 64;
   a.k_pool = cache.k_pool(0), a.v_pool = cache.v_pool(0), a.splits = splits, a.workspace = ws.get();
+  a.prefill_f16 = pool;
   kc::PrefillTilePool tile_pool;
   if (pool) tile_pool.prepare(cache.codec(0), a, tiles.data(), num_tiles, qpos.data(), nullptr);
   Timer t;
@@ -244,7 +246,7 @@ double bench_prefill_attention(const std::string& format, int ctx, const kc::Pag
 
 // A --prefill-kernels entry: a "prefill" switch value, then "+engine" for engine numerics or "+fa3"
 // for engine numerics with FlashAttention-3's fp8 Q and P (else exact), then "+direct" to run
-// without the prefill tile pool (the engine's "prefill_pool": false).
+// without the prefill tile pool (the engine's "prefill_pool": false) or fp16 operands.
 bool prefill_direct(const std::string& entry) { return entry.ends_with("+direct"); }
 std::string prefill_numerics_of(const std::string& entry) {
   return prefill_direct(entry) ? entry.substr(0, entry.size() - std::string("+direct").size()) : entry;
@@ -538,7 +540,7 @@ int main(int argc, char** argv) try {
         if (k != "tensor_core" && k != "bf16x3" && k != "mma_sync" && k != "generic")
           throw kvgate::Error("--prefill-kernels: tensor_core, bf16x3, mma_sync or generic, each optionally +engine (engine "
                               "numerics) or +fa3 (engine numerics, fp8 Q and P), then optionally +direct (no prefill tile "
-                              "pool), not " + entry);
+                              "pool or fp16 operands), not " + entry);
         if (k == "bf16x3" && k != entry)
           throw kvgate::Error("--prefill-kernels: bf16x3 is an exact-numerics term count, not " + entry);
       }
@@ -713,7 +715,8 @@ int main(int argc, char** argv) try {
             for (const int batch : prefill_batches) {
       const kc::PagedAttentionArgs choice = prefill_choice(kernel);
       CudaForward fw(cfg, w, {.kv = {f, nlohmann::json::object()}, .max_rows = chunk, .max_seqs = batch, .max_context = prefill + 64,
-                              .emulation = choice.emulation, .prefill = choice.prefill, .prefill_pool = !prefill_direct(kernel)});
+                              .emulation = choice.emulation, .prefill = choice.prefill, .prefill_pool = !prefill_direct(kernel),
+                              .prefill_f16 = !prefill_direct(kernel)});
       // Each forward: `per` consecutive rows of every sequence, all advancing together; in the last,
       // each sequence's last row at the end (the engine's layout: the logits rows are those rows).
       const int per = chunk / batch;
