@@ -815,13 +815,13 @@ TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of
       if (pool && wgmma && f != "fp16") CHECK(fw.tile_pool_bytes() == (5 + 2) * c.num_kv_heads * kc::kTilePoolPageBytes);
       else CHECK(fw.tile_pool_bytes() == 0);
     }
-    // The same tiles either way; fp8 per tensor runs the same softmax too (bit-identical), the others
-    // take the lean softmax's ex2 rescale factor with the pool: a rounding of the factor apart, which
-    // the bf16 activations between layers carry on (0 to 5.4e-4 measured on an H100; a wrong page or
-    // scale would be of order 1).
+    // The same tiles either way (fp16: the same products); fp8 per tensor runs the same softmax too
+    // (bit-identical), the others take the lean softmax's ex2 rescale factor with the pool (fp16: with
+    // fp16 operands): a rounding of the factor apart, which the bf16 activations between layers carry
+    // on (0 to 5.4e-4 measured on an H100, fp16 9.6e-4; a wrong page or scale would be of order 1).
     const double e = rel_error(logits[1], logits[0]);
-    INFO(f << ": pool against the kernel's own decoding, relative logit difference " << e);
-    WARN(f << ": pool against the kernel's own decoding, relative logit difference " << e);
+    INFO(f << ": pool (fp16: fp16 operands) against the kernel's own decoding, relative logit difference " << e);
+    WARN(f << ": pool (fp16: fp16 operands) against the kernel's own decoding, relative logit difference " << e);
     if (f == "fp8_e4m3") CHECK(logits[1] == logits[0]);
     CHECK(e <= 2e-3);
   }

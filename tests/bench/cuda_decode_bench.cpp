@@ -26,7 +26,8 @@
 //               the default path; bf16x3; mma_sync; generic, the CUDA-core kernel; a "+engine" suffix:
 //               engine numerics, Q and P in bf16; "+fa3": engine numerics with fp8 Q and P as
 //               FlashAttention-3 computes an fp8 cache; else exact; then "+direct": without the prefill
-//               tile pool or fp16 operands, the attention kernel decoding its pages itself) and rows per forward call
+//               tile pool or fp16 operands, the attention kernel decoding its pages itself) and rows
+//               per forward call
 //               (`--prefill-chunks`, default the CUDA engine's: cuda_default_prefill_chunk, 8192 on an H100), and
 //               sequences prefilled together (`--prefill-batch B[,...]`, default 1: each forward holds
 //               chunk / B consecutive rows of each of B sequences, all advancing together, their last
