@@ -32,6 +32,7 @@
 #include "kernels/decode_blocks.cuh"
 #include "kernels/decode_formats.cuh"
 #include "kernels/decode_tc_fragments.cuh"
+#include "kernels/f16_range.cuh"
 #include "kernels/fwht_rows.cuh"
 #include "kernels/float_formats.h"
 #include "kernels/kv_codecs.h"
@@ -292,10 +293,8 @@ __device__ __forceinline__ void tc_q_scale(const float (*q_raw)[kD], float qmul,
   for (int j = lane; j < kD; j += 32) mx = fmaxf(mx, fabsf(q_raw[warp][j] * qmul));
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  int e = 0;
-  if (!kBf && mx > 0.0f && mx <= 3.0e38f) frexpf(mx, &e);  // mx < 2^e
-  if (lane == 0) qscale_s[warp] = ldexpf(1.0f, 14 - max(e, -100));  // bf16, zero or non-finite Q: e = 0
-  if (kBf && lane == 0) qscale_s[warp] = 1.0f;
+  const int k = kBf ? 0 : f16_range_exponent(mx);
+  if (lane == 0) qscale_s[warp] = kBf ? 1.0f : ldexpf(1.0f, k);
 }
 
 // Q's A fragments of the 8 k-steps: query q's terms in rows 0-3 (x0), 8-11 (x1) and 4-7 (upper: x2).

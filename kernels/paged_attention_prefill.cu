@@ -63,6 +63,7 @@
 
 #include "kernels/cp_async.cuh"
 #include "kernels/cuda_check.cuh"
+#include "kernels/f16_range.cuh"
 #include "kernels/fwht_rows.cuh"
 #include "kernels/kv_rotations.cuh"
 #include "kernels/paged_attention_decode.h"
@@ -628,9 +629,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
   stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
-  // (H) Each row's bf16 Q as fp16, times a power of two that puts its largest |q| below 2^14 (rows g:
-  // fragment elements 0 and 2, g + 8: 1 and 3; a row's values are its quad's); row_mul undoes it on
-  // the row's scores.
+  // (H) Each row's bf16 Q as fp16, times the power of two f16_range_exponent gives (rows g: fragment
+  // elements 0 and 2, g + 8: 1 and 3; a row's values are its quad's); row_mul undoes it on the row's
+  // scores.
   float row_mul[2] = {1.0f, 1.0f};
   if constexpr (H) {
     float mx[2] = {0.0f, 0.0f};
@@ -646,10 +647,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     for (int r = 0; r < 2; ++r) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      int e = 0;
-      if (mx[r] > 0.0f && mx[r] <= 3.0e38f) frexpf(mx[r], &e);  // mx < 2^e; zero or non-finite Q: e = 0
-      qs[r] = ldexpf(1.0f, 14 - max(e, -100));
-      row_mul[r] = ldexpf(1.0f, max(e, -100) - 14);
+      const int k = f16_range_exponent(mx[r]);
+      qs[r] = ldexpf(1.0f, k);
+      row_mul[r] = ldexpf(1.0f, -k);
     }
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks)
