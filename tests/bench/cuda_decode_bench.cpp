@@ -463,8 +463,9 @@ constexpr const char* kUsage =
     "                1: each run also holds the host's enqueue of its first kernel, 4-14 us)\n"
     "  --tokens N    the decode attention table's cached tokens per launch (default 131072; batch = N / context):\n"
     "                time against bytes at two sizes separates a launch's fixed cost from its streaming rate\n"
-    "  --ncu-step    one more step of each end-to-end configuration between cudaProfilerStart/Stop\n"
-    "                (ncu --profile-from-start off; scripts/device/step-profile)\n"
+    "  --ncu-step    one more step of each end-to-end configuration, and one more prefill of each\n"
+    "                --prefill configuration, between cudaProfilerStart/Stop (ncu --profile-from-start off;\n"
+    "                scripts/device/step-profile)\n"
     "Medians of --reps timed runs after warm-up (CUDA events). Header of tests/bench/cuda_decode_bench.cpp: details.\n";
 
 int main(int argc, char** argv) try {
@@ -723,8 +724,7 @@ int main(int argc, char** argv) try {
       const int per = chunk / batch;
       std::vector<int> toks, seqs, pos;
       kvgate::Rng rng(5);
-      Timer t;
-      const double ms = t.median_ms(0, 1, fw.stream(), [&] {
+      auto run_prefill = [&] {
         for (int t0 = 0; t0 < prefill; t0 += per) {
           const int n = std::min(per, prefill - t0);
           const bool last = t0 + n == prefill;
@@ -743,7 +743,16 @@ int main(int argc, char** argv) try {
           const int rows = static_cast<int>(toks.size());
           fw.forward(toks, seqs, pos, last ? rows - batch : rows);
         }
-      });
+      };
+      Timer t;
+      const double ms = t.median_ms(0, 1, fw.stream(), run_prefill);
+      if (ncu_step) {  // the prefill once more inside a profiler range (its kernels by name: ncu_step_summary.py)
+        KV_CUDA_CHECK(cudaStreamSynchronize(fw.stream()));
+        KV_CUDA_CHECK(cudaProfilerStart());
+        run_prefill();
+        KV_CUDA_CHECK(cudaStreamSynchronize(fw.stream()));
+        KV_CUDA_CHECK(cudaProfilerStop());
+      }
       // 32 greedy steps of the B sequences after their prefill (what a NIAH trial's answer takes).
       std::vector<int> dt(batch, 1), ds(batch), dp(batch), id(batch);
       for (int b = 0; b < batch; ++b) ds[b] = b;
