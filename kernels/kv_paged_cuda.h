@@ -203,9 +203,13 @@ struct PagedAttentionArgs {
   std::uint8_t* tile_pool = nullptr;
   const int* pool_plan = nullptr;
   int pool_seqs = 0, pool_pages = 0;
-  // Prefill path, engine numerics, fp16 cache on the wgmma kernel (prefill_f16_operands_takes): fp16
-  // operands, one MMA per product; false: the fp16 elements as two bf16 terms (the same products;
-  // for comparisons).
+  // (prefill_f16_images_takes) The pool's block table for its fp16 images: [sequences][max_pages],
+  // the pool page of each page a plan's sequence reads; written by the image pass.
+  int* pool_table = nullptr;
+  // Prefill path, engine numerics, on the wgmma kernel: an fp16 cache multiplied as fp16 operands,
+  // one MMA per product (prefill_f16_operands_takes), and q8_0, q4_0 and TurboQuant caches decoded
+  // into fp16 images first (prefill_f16_images_takes). false: the fp16 elements as two bf16 terms
+  // (the same products; for comparisons), the other formats' exact values on the mma.sync kernel.
   bool prefill_f16 = true;
 };
 int attention_splits(int num_tiles, int kv_heads, int max_ctx, int page_tokens);

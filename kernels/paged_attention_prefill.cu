@@ -859,6 +859,20 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   write_partial<F, D>(c, a, rot, ti, kvh, split, splits, nq, scratch, m, l, o);
 }
 
+// Pool page i's sequence, its page there and the sequence's tokens (the plan's sequences take
+// consecutive runs of pool pages, in order); false past the plan's pages.
+__device__ __forceinline__ bool pool_page_of(const PagedAttentionArgs& a, int i, int& seq, int& page, int& tokens) {
+  for (int e = 0; e < a.pool_seqs; ++e) {
+    const int pages = (a.pool_plan[2 * e + 1] + kTile - 1) / kTile;
+    if (i < pages) {
+      seq = a.pool_plan[2 * e], page = i, tokens = a.pool_plan[2 * e + 1];
+      return true;
+    }
+    i -= pages;
+  }
+  return false;
+}
+
 // The tile pool's page blockIdx.x of KV head blockIdx.y: the plan's sequence and page (the plan's
 // sequences take consecutive runs of pool pages, in order), decoded by page_to_terms into the pool
 // as the attention kernel's ring slot holds it: K's and V's tiles, then their token scales. The
@@ -868,19 +882,62 @@ template <KvFamily F>
 __global__ void __launch_bounds__(warps_of<F, 128>() * 32) predecode_kernel(KvLayerCodec c, PagedAttentionArgs a) {
   constexpr int D = 128;
   using S = Smem<F, D, true, 1>;
-  int e = 0, p = blockIdx.x;
-  for (; e < a.pool_seqs; ++e) {
-    const int pages = (a.pool_plan[2 * e + 1] + kTile - 1) / kTile;
-    if (p < pages) break;
-    p -= pages;
-  }
-  if (e == a.pool_seqs) return;
-  const int seq = a.pool_plan[2 * e], tokens = a.pool_plan[2 * e + 1], kvh = blockIdx.y;
+  int seq, p, tokens;
+  if (!pool_page_of(a, blockIdx.x, seq, p, tokens)) return;
+  const int kvh = blockIdx.y;
   const std::int64_t region = static_cast<std::int64_t>(a.block_table[static_cast<std::int64_t>(seq) * a.max_pages + p]) * a.kv_heads + kvh;
   std::uint8_t* dst = a.tile_pool + (static_cast<std::int64_t>(blockIdx.x) * a.kv_heads + kvh) * kTilePoolPageBytes;
   __nv_bfloat16* kt = reinterpret_cast<__nv_bfloat16*>(dst);
   page_to_terms<F, D, true>(c, kvh, a.k_pool + region * kTile * c.k_bytes, a.v_pool + region * kTile * c.v_bytes,
                             min(kTile, tokens - p * kTile), kt, kt + S::tile, reinterpret_cast<float*>(dst + S::stage * 2));
+}
+
+// The formats whose engine-numerics prefill on the wgmma kernel goes through fp16 images
+// (prefill_f16_images_takes): their values need two or three bf16 terms (a q8_0 value is an 8-bit
+// code times an fp16 scale; TurboQuant's are fp32 products), and no engine multiplies them exactly.
+template <KvFamily F>
+constexpr bool f16_image_family() {
+  return F == KvFamily::kQ8_0 || F == KvFamily::kQ4_0 || F == KvFamily::kTqFp8Key || F == KvFamily::kTqMse;
+}
+
+// The fp16 images' shared memory: K's and V's fp32 tiles [64][D + 1] (one word of padding: a thread
+// decodes a token's row, so rows of 128 words would put every thread on one bank), then the page's
+// raw K and V bytes.
+int f16_image_smem(const KvLayerCodec& c) {
+  return 2 * kTile * (c.head_dim + 1) * 4 + kTile * (c.k_bytes + c.v_bytes);
+}
+
+// Pool page blockIdx.x of KV head blockIdx.y (pool_page_of): its 64 tokens' K and V decoded through
+// the codec in the model's basis (decode_page: the generic kernel's decoding, rotations undone),
+// rounded to fp16 (RNE) into the images, laid out as an fp16 cache's pages: K's [pool pages][KV
+// heads][64][D], then V's. Tokens past the sequence's end become zeros. KV head 0's block enters the
+// page in the pool's block table.
+template <KvFamily F>
+__global__ void __launch_bounds__(page_decode::kThreads) f16_image_kernel(KvLayerCodec c, PagedAttentionArgs a) {
+  constexpr int D = 128, ld = D + 1;
+  extern __shared__ float image_smem[];
+  int seq, p, tokens;
+  if (!pool_page_of(a, blockIdx.x, seq, p, tokens)) return;
+  const int kvh = blockIdx.y;
+  if (kvh == 0 && threadIdx.x == 0) a.pool_table[static_cast<std::int64_t>(seq) * a.max_pages + p] = blockIdx.x;
+  const std::int64_t region = static_cast<std::int64_t>(a.block_table[static_cast<std::int64_t>(seq) * a.max_pages + p]) * a.kv_heads + kvh;
+  float* const kt = image_smem;
+  float* const vt = kt + kTile * ld;
+  std::uint8_t* const k_raw = reinterpret_cast<std::uint8_t*>(vt + kTile * ld);
+  std::uint8_t* const v_raw = k_raw + kTile * c.k_bytes;
+  page_decode::stage(k_raw, a.k_pool + region * kTile * c.k_bytes, kTile * c.k_bytes);
+  page_decode::stage(v_raw, a.v_pool + region * kTile * c.v_bytes, kTile * c.v_bytes);
+  __syncthreads();
+  page_decode::decode_page<F>(c, kvh, k_raw, v_raw, min(kTile, tokens - p * kTile), kt, vt, ld);
+  __syncthreads();
+  const std::int64_t page_halves = static_cast<std::int64_t>(kTile) * D;
+  __half2* const k_img = reinterpret_cast<__half2*>(a.tile_pool + (static_cast<std::int64_t>(blockIdx.x) * a.kv_heads + kvh) * page_halves * 2);
+  __half2* const v_img = k_img + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * page_halves / 2;
+  for (int i = threadIdx.x; i < kTile * D / 2; i += page_decode::kThreads) {
+    const int t = i / (D / 2), j = 2 * (i % (D / 2));
+    k_img[i] = __floats2half2_rn(kt[t * ld + j], kt[t * ld + j + 1]);
+    v_img[i] = __floats2half2_rn(vt[t * ld + j], vt[t * ld + j + 1]);
+  }
 }
 
 // PL: the call's pages decoded into the tile pool first (predecode_kernel), then the kernel that
@@ -961,8 +1018,10 @@ constexpr bool kWgmmaBuilt = false;
 // are not the cost). QT: Q's and P's terms, 3 in exact mode, 1 in engine mode. H: the fp16 cache in
 // engine numerics on the wgmma kernel runs the bf16 kernel with fp16 operands (f16_operands;
 // FlashAttention-3's fp8 Q and P keep the fp16 kernel, which rounds them; so does !a.prefill_f16).
+// images: (f16_image_family formats) the kernel that multiplies their fp16 images, the fp16 cache's,
+// where the images are allowed (no window); false: the kernel that decodes their pages itself.
 template <class Fn>
-void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
+void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, bool images, Fn&& fn) {
   using D64 = std::integral_constant<int, 64>;
   using D128 = std::integral_constant<int, 128>;
   const bool engine = a.emulation.numerics == AttentionNumerics::kEngine;
@@ -971,19 +1030,56 @@ void visit_kernel(const KvLayerCodec& c, const PagedAttentionArgs& a, Fn&& fn) {
     else fn(f, d, wg, std::integral_constant<int, kTerms>{}, std::false_type{});
   };
   visit_family(c.family, [&](auto f) {
+    constexpr KvFamily F = decltype(f)::value;
     if (c.head_dim == 64) return with_terms(f, D64{}, std::false_type{});
-    if constexpr (kWgmmaBuilt && wgmma_kernel<decltype(f)::value, 128>()) {
+    if constexpr (kWgmmaBuilt && (wgmma_kernel<F, 128>() || f16_image_family<F>())) {
       const DeviceLimits& d = device_limits();
       if (a.prefill == PrefillKernel::kTensorCore && d.major == 9 && d.minor == 0) {
-        if constexpr (decltype(f)::value == KvFamily::kF16)
-          if (engine && a.prefill_f16 && !a.emulation.q_fp8 && !a.emulation.pv_fp8)
+        if constexpr (F == KvFamily::kF16 || f16_image_family<F>())
+          if (engine && a.prefill_f16 && !a.emulation.q_fp8 && !a.emulation.pv_fp8 && (F == KvFamily::kF16 || (images && a.window == 0)))
             return fn(std::integral_constant<KvFamily, KvFamily::kBf16>{}, D128{}, std::true_type{}, std::integral_constant<int, 1>{},
                       std::true_type{});
-        return with_terms(f, D128{}, std::true_type{});
+        if constexpr (wgmma_kernel<F, 128>()) return with_terms(f, D128{}, std::true_type{});
       }
     }
     with_terms(f, D128{}, std::false_type{});
   });
+}
+
+// This call's kernel is the fp16 cache's, on fp16 images of a q8_0, q4_0 or TurboQuant cache (when the
+// call has a pool holding them).
+bool f16_images_allowed(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  bool f16_image = false, h = false;
+  visit_family(c.family, [&](auto f) { f16_image = f16_image_family<f.value>(); });
+  if (f16_image) visit_kernel(c, a, true, [&](auto, auto, auto, auto, auto hv) { h = hv.value; });
+  return h;
+}
+
+// The fp16 images of the call's pages (f16_image_kernel) into the pool, then the fp16 cache's kernel
+// on them: the images as its K and V pools, the pool's block table as its block table.
+void launch_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  visit_family(c.family, [&](auto f) {
+    if constexpr (f16_image_family<f.value>()) {
+      const int smem = f16_image_smem(c);
+      static int configured = 0;
+      if (smem > 48 * 1024 && smem > configured) {
+        KV_CUDA_CHECK(cudaFuncSetAttribute(f16_image_kernel<f.value>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        configured = smem;
+      }
+      f16_image_kernel<f.value><<<dim3(a.pool_pages, a.kv_heads), page_decode::kThreads, smem, s>>>(c, a);
+      KV_CUDA_CHECK_LAUNCH();
+    }
+  });
+  KvLayerCodec f16;
+  f16.family = KvFamily::kF16;
+  f16.head_dim = c.head_dim;
+  f16.k_bytes = f16.v_bytes = 2 * c.head_dim;
+  PagedAttentionArgs b = a;
+  b.k_pool = a.tile_pool;
+  b.v_pool = a.tile_pool + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * kTile * f16.k_bytes;
+  b.block_table = a.pool_table;
+  b.tile_pool = nullptr, b.pool_plan = nullptr, b.pool_table = nullptr, b.pool_seqs = b.pool_pages = 0;
+  launch<KvFamily::kBf16, 128, true, 1, false, true>(f16, b, splits, s);
 }
 
 }  // namespace
@@ -1002,7 +1098,7 @@ bool prefill_attention_supported(const KvLayerCodec& c, const PagedAttentionArgs
   // On sm_90 every codec fits (q8_0 at head_dim 128 is the largest: 226 KB); smaller parts take the
   // generic kernel for what does not.
   int smem = 0;
-  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt, auto) { smem = Smem<f.value, d.value, wg.value, qt.value>::bytes(c); });
+  visit_kernel(c, a, false, [&](auto f, auto d, auto wg, auto qt, auto) { smem = Smem<f.value, d.value, wg.value, qt.value>::bytes(c); });
   const DeviceLimits& d = device_limits();
   return d.major >= 8 && smem + 1024 <= d.smem_optin;
 }
@@ -1011,6 +1107,7 @@ int prefill_attention_splits(const KvLayerCodec& c, const PagedAttentionArgs& a,
   if (a.splits > 0) return std::min(a.splits, splits);
   int w = 4;
   visit_family(c.family, [&](auto f) { w = c.head_dim == 128 ? warps_of<f.value, 128>() : warps_of<f.value, 64>(); });
+  if (f16_images_allowed(c, a)) w = warps_of<KvFamily::kBf16, 128>();  // the fp16 cache's kernel, given a pool
   const int blocks = (a.num_tiles + w - 1) / w * a.kv_heads, slots = 132 * (8 / w);  // 8 warps a multiprocessor
   const int pages = (a.max_ctx + kTile - 1) / kTile;
   // About one wave of every multiprocessor's blocks, each split at least 4 pages.
@@ -1030,20 +1127,25 @@ bool prefill_attention_runs(const KvLayerCodec& c, const PagedAttentionArgs& a) 
 bool prefill_tile_pool_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   if (a.window > 0 || !prefill_attention_runs(c, a)) return false;
   bool takes = false;
-  visit_kernel(c, a, [&](auto f, auto, auto wg, auto qt, auto) { takes = decoded_ring<f.value, wg.value, qt.value>(); });
-  return takes;
+  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto) { takes = decoded_ring<f.value, wg.value, qt.value>(); });
+  return takes || f16_images_allowed(c, a);
 }
 
 bool prefill_f16_operands_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   if (!prefill_attention_runs(c, a)) return false;
   bool takes = false;
-  visit_kernel(c, a, [&](auto, auto, auto, auto, auto h) { takes = h.value; });
+  visit_kernel(c, a, false, [&](auto, auto, auto, auto, auto h) { takes = h.value; });
   return takes;
+}
+
+bool prefill_f16_images_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  return prefill_attention_runs(c, a) && f16_images_allowed(c, a) && (!a.tile_pool || a.pool_table);
 }
 
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   const bool pool = a.tile_pool && a.pool_plan && a.pool_pages > 0 && a.window == 0;
-  visit_kernel(c, a, [&](auto f, auto d, auto wg, auto qt, auto h) {
+  if (pool && a.pool_table && f16_images_allowed(c, a)) return launch_f16_images(c, a, splits, s);
+  visit_kernel(c, a, false, [&](auto f, auto d, auto wg, auto qt, auto h) {
     if constexpr (decoded_ring<f.value, wg.value, qt.value>())
       if (pool) return launch<f.value, d.value, wg.value, qt.value, true, false>(c, a, splits, s);
     launch<f.value, d.value, wg.value, qt.value, false, h.value>(c, a, splits, s);

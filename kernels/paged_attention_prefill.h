@@ -33,8 +33,9 @@ inline constexpr std::size_t kTilePoolPageBytes = 2 * 64 * 128 * 2 + 2 * 64 * 4;
 
 // True when prefill_attention() would take this call's pages from a tile pool given one: engine
 // numerics on the wgmma kernel (head_dim 128, compute capability 9.0) for the formats it decodes into
-// one-term tiles (fp8 per tensor, fp8/int8/int4 per token head, nvfp4), no window (a windowed layer
-// reads a few pages of a long sequence: the kernel decodes them itself).
+// one-term tiles (fp8 per tensor, fp8/int8/int4 per token head, nvfp4) or into fp16 images
+// (prefill_f16_images_takes), no window (a windowed layer reads a few pages of a long sequence: the
+// kernel decodes them itself).
 bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
 // True when prefill_attention() computes this call with fp16 operands: an fp16 cache in engine
@@ -42,6 +43,19 @@ bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs
 // FlashAttention-3's fp8 Q and P. Q's and P's bf16 values and the fp16 elements are exact in fp16, so
 // one MMA gives each product the two-term bf16 tiles give in two.
 bool prefill_f16_operands_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
+
+// True when prefill_attention() would, given a tile pool, first decode the call's pages of a q8_0,
+// q4_0 or TurboQuant cache into fp16 images in the model's basis (values rounded to fp16, as
+// llama.cpp's FlashAttention converts a quantized cache to f16 for its tensor-core kernels) and then
+// run the fp16 cache's kernel on them: engine numerics on the wgmma kernel (head_dim 128, compute
+// capability 9.0), a.prefill_f16 set, no window, without FlashAttention-3's fp8 Q and P. With
+// a.tile_pool null it reports what a pool would allow (prefill_tile_pool_takes then holds too).
+bool prefill_f16_images_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
+// The bytes of the pool's block table for fp16 images (PagedAttentionArgs::pool_table): sequences up
+// to max_seq, max_pages entries each.
+inline std::size_t f16_image_table_bytes(int max_seq, int max_pages) {
+  return static_cast<std::size_t>(max_seq + 1) * static_cast<std::size_t>(max_pages) * sizeof(int);
+}
 
 }  // namespace kvgate::kernels::cuda
 #endif

@@ -14,8 +14,9 @@ PrefillTilePool::~PrefillTilePool() {
 
 bool PrefillTilePool::prepare(const KvLayerCodec& codec, PagedAttentionArgs& a, const AttentionTile* tiles, int num_tiles,
                               const int* row_pos, cudaStream_t s) {
-  a.tile_pool = nullptr, a.pool_plan = nullptr, a.pool_seqs = a.pool_pages = 0;
+  a.tile_pool = nullptr, a.pool_plan = nullptr, a.pool_table = nullptr, a.pool_seqs = a.pool_pages = 0;
   if (num_tiles <= 0 || !prefill_tile_pool_takes(codec, a)) return false;
+  const bool images = prefill_f16_images_takes(codec, a);
   // Each sequence once, with its tokens (last position + 1, over all its tiles), in order of first tile.
   host_plan_.clear();
   for (int t = 0; t < num_tiles; ++t) {
@@ -27,8 +28,12 @@ bool PrefillTilePool::prepare(const KvLayerCodec& codec, PagedAttentionArgs& a, 
     else host_plan_[e + 1] = std::max(host_plan_[e + 1], tokens);
   }
   long long pages = 0;
-  for (std::size_t e = 0; e < host_plan_.size(); e += 2) pages += (host_plan_[e + 1] + 63) / 64;
-  const std::size_t need = static_cast<std::size_t>(pages) * a.kv_heads * kTilePoolPageBytes;
+  int max_seq = 0;
+  for (std::size_t e = 0; e < host_plan_.size(); e += 2) pages += (host_plan_[e + 1] + 63) / 64, max_seq = std::max(max_seq, host_plan_[e]);
+  // (images) The fp16 images take a page's K and V (2 x 64 x 128 halves: less than a tile-pool page),
+  // then the pool's block table.
+  const std::size_t images_bytes = static_cast<std::size_t>(pages) * a.kv_heads * kTilePoolPageBytes;
+  const std::size_t need = images_bytes + (images ? f16_image_table_bytes(max_seq, a.max_pages) : 0);
   if (need > pool_bytes_ || host_plan_.size() > plan_ints_) {
     KV_CUDA_CHECK(cudaStreamSynchronize(s));  // the last call's kernels may still read the old pool
     if (need > pool_bytes_) {
@@ -51,6 +56,7 @@ bool PrefillTilePool::prepare(const KvLayerCodec& codec, PagedAttentionArgs& a, 
   // Pageable source: the copy has read host_plan_ when the call returns, so the next prepare may refill it.
   KV_CUDA_CHECK(cudaMemcpyAsync(plan_, host_plan_.data(), host_plan_.size() * sizeof(int), cudaMemcpyHostToDevice, s));
   a.tile_pool = pool_, a.pool_plan = plan_;
+  if (images) a.pool_table = reinterpret_cast<int*>(pool_ + images_bytes);
   a.pool_seqs = static_cast<int>(host_plan_.size() / 2), a.pool_pages = static_cast<int>(pages);
   return true;
 }

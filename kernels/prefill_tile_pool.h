@@ -3,10 +3,12 @@
 // per-token-head formats and nvfp4 would decode every page it reads into bf16 term tiles, on the
 // warps that then multiply them; with a pool, one pass first decodes each page of the call once per KV
 // head into the pool (the ring slot's image: tiles and token scales), and the kernel copies those as
-// it copies bf16 pages. The values are the same; the decode leaves the tensor cores' critical path,
+// it copies bf16 pages: the values are the same; the decode leaves the tensor cores' critical path,
 // as llama.cpp converts quantized K/V to f16 before its FlashAttention kernel and vLLM's MLA
 // backends gather and dequantize the cache before a chunked prefill's attention
-// (docs/cuda-decoder.md, "The tile pool"). Only in a CUDA build (KVGATE_HAVE_CUDA).
+// (docs/cuda-decoder.md, "The tile pool"). q8_0, q4_0 and TurboQuant pages become fp16 images there
+// instead (values rounded to fp16, as llama.cpp's conversion rounds them), which the fp16 cache's
+// kernel reads as its cache (prefill_f16_images_takes). Only in a CUDA build (KVGATE_HAVE_CUDA).
 #pragma once
 #if defined(KVGATE_HAVE_CUDA)
 #include <cuda_runtime.h>
@@ -27,7 +29,8 @@ class PrefillTilePool {
   PrefillTilePool& operator=(const PrefillTilePool&) = delete;
 
   // Sets a's pool fields for a call whose tiles are host `tiles` [num_tiles] over rows at host
-  // positions row_pos (a's other fields as the call has them): the plan (each sequence of the tiles,
+  // positions row_pos (a's other fields as the call has them; fp16 images, prefill_f16_images_takes,
+  // also size a block table by a.max_pages): the plan (each sequence of the tiles,
   // once, with its last position + 1) copied to the device on stream s, and the pool grown to the
   // plan's pages (cudaFree/cudaMalloc: never while s is being captured). Clears them and returns false
   // when the call takes no pool (prefill_tile_pool_takes) or the device has no memory for it (the

@@ -767,7 +767,8 @@ TEST_CASE("CUDA forward: rows of several sequences in one forward give each sequ
   }
 }
 
-// fp16 rides along: its fast path is fp16 operands (no pool), switched with it here.
+// fp16 rides along: its fast path is fp16 operands (no pool), switched with it here. q8_0 and
+// TurboQuant take the pool as fp16 images (prefill_f16_images_takes): their values rounded to fp16.
 TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of the kernel's own decoding", "[cuda]") {
   namespace kc = kvgate::kernels::cuda;
   kvtest::TempDir tmp;
@@ -798,7 +799,9 @@ TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of
   const bool wgmma = major == 9 && minor == 0;  // elsewhere no kernel takes a pool
   kvgate::kernels::AttentionEmulation engine;
   engine.numerics = kvgate::kernels::AttentionNumerics::kEngine;
-  for (const std::string f : {"fp8_e4m3", "fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4", "fp16"}) {
+  for (const std::string f : {"fp8_e4m3", "fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4", "fp16", "q8_0",
+                              "turboquant_k8v4"}) {
+    const bool images = f == "q8_0" || f == "turboquant_k8v4";
     std::vector<float> logits[2];
     for (const bool pool : {false, true}) {
       CudaForward fw(c, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 256, .max_seqs = 3, .max_context = 512,
@@ -811,14 +814,18 @@ TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of
         logits[pool].insert(logits[pool].end(), l.begin(), l.end());
       }
       INFO(f << (pool ? " with" : " without") << " the pool");
-      // The second forward's plan: 5 pages of sequence 2, 2 of sequence 1.
-      if (pool && wgmma && f != "fp16") CHECK(fw.tile_pool_bytes() == (5 + 2) * c.num_kv_heads * kc::kTilePoolPageBytes);
+      // The second forward's plan: 5 pages of sequence 2, 2 of sequence 1 (images: and the pool's
+      // block table, sequences 0-2).
+      if (pool && wgmma && f != "fp16")
+        CHECK(fw.tile_pool_bytes() == (5 + 2) * c.num_kv_heads * kc::kTilePoolPageBytes +
+                                          (images ? kc::f16_image_table_bytes(2, fw.cache().max_pages_per_seq()) : 0));
       else CHECK(fw.tile_pool_bytes() == 0);
     }
     // The same tiles either way (fp16: the same products); fp8 per tensor runs the same softmax too
     // (bit-identical), the others take the lean softmax's ex2 rescale factor with the pool (fp16: with
     // fp16 operands): a rounding of the factor apart, which the bf16 activations between layers carry
     // on (0 to 5.4e-4 measured on an H100, fp16 9.6e-4; a wrong page or scale would be of order 1).
+    // The images round K and V to fp16 as well (2^-11), which moves weights across bf16 boundaries.
     const double e = rel_error(logits[1], logits[0]);
     INFO(f << ": pool (fp16: fp16 operands) against the kernel's own decoding, relative logit difference " << e);
     WARN(f << ": pool (fp16: fp16 operands) against the kernel's own decoding, relative logit difference " << e);

@@ -10,6 +10,7 @@
 #include "kernels/float_formats.h"
 #include "kernels/gemv.h"
 #include "kernels/kv_format.h"
+#include "kernels/paged_attention_prefill.h"
 
 namespace kvgate::decoder {
 
@@ -272,9 +273,15 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
   splits_ = o_.splits > 0 ? o_.splits : kc::attention_splits(num_tiles_, c.num_kv_heads, max_ctx_, 64);
   cache_->sync_block_table(stream_);
   pool_args_ = {.heads = c.num_heads, .kv_heads = c.num_kv_heads, .max_tile_rows = max_tile_rows_, .max_ctx = max_ctx_,
-                .emulation = o_.emulation, .prefill = o_.prefill};
-  if (o_.prefill_pool && max_tile_rows_ >= 2)
-    tile_pool_.prepare(cache_->codec(0), pool_args_, host_tiles_.data(), num_tiles_, positions.data(), stream_);
+                .max_pages = cache_->max_pages_per_seq(), .emulation = o_.emulation, .prefill = o_.prefill,
+                .prefill_f16 = o_.prefill_f16};
+  if (o_.prefill_pool && max_tile_rows_ >= 2) {
+    // The first layer whose codec takes a pool (TurboQuant keeps its first layers in bf16); every
+    // layer of that format reads the same plan.
+    int l = 0;
+    while (l + 1 < c.num_layers && !kc::prefill_tile_pool_takes(cache_->codec(l), pool_args_)) ++l;
+    tile_pool_.prepare(cache_->codec(l), pool_args_, host_tiles_.data(), num_tiles_, positions.data(), stream_);
+  }
   // Stage the inputs in pinned memory (once the previous forward's copy has read it), one copy.
   KV_CUDA_CHECK(cudaEventSynchronize(inputs_copied_));
   const std::size_t R = o_.max_rows;
@@ -437,6 +444,7 @@ void CudaForward::attend(int l, int n, bool pdl) {
                        .k_pool = cache.k_pool(l), .v_pool = cache.v_pool(l), .splits = splits_, .workspace = workspace_,
                        .emulation = o_.emulation, .prefill = o_.prefill, .pdl = pdl, .tile_pool = pool_args_.tile_pool,
                        .pool_plan = pool_args_.pool_plan, .pool_seqs = pool_args_.pool_seqs, .pool_pages = pool_args_.pool_pages,
+                       .pool_table = pool_args_.pool_table,
                        .prefill_f16 = o_.prefill_f16},
                       stream_);
 }
