@@ -2,6 +2,7 @@
 // random inputs, an fp64 reference, a CPU twin and (in a CUDA build) a GPU kernel; outputs are
 // poisoned before each run and guarded on both sides. Device helpers for the GPU side.
 #pragma once
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -62,6 +63,23 @@ struct KernelCase {
   virtual bool has_gpu() const { return true; }
   std::string name() const { return op() + "(" + vars() + ")"; }
 };
+
+// NMSE after NaN/inf checks: NaN anywhere (or inf where the reference has none) fails.
+inline double nmse(const std::vector<double>& out, const std::vector<double>& ref) {
+  if (out.size() != ref.size()) return INFINITY;
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (std::isnan(out[i]) != std::isnan(ref[i])) return INFINITY;
+    if (std::isinf(out[i]) || std::isinf(ref[i])) {
+      if (out[i] != ref[i]) return INFINITY;
+      continue;
+    }
+    if (std::isnan(ref[i])) continue;
+    err += (out[i] - ref[i]) * (out[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  return norm == 0 ? err : err / norm;
+}
 
 inline void fill_normal(Rng& rng, std::vector<float>& v, double scale = 1.0, double mean = 0.0) {
   for (auto& x : v) x = static_cast<float>(mean + scale * rng.normal());

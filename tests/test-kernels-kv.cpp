@@ -663,10 +663,9 @@ struct PagedAttentionCase final : KernelCase {
       od->download(hd.data());
       const bool same_softmax = kv.format == "fp8_e4m3" || kv.format == "fp8_e5m2";
       if (images) {
-        double err = 0.0, ref = 0.0;
-        for (std::size_t i = 0; i < hd.size(); ++i) err += double(h[i] - hd[i]) * (h[i] - hd[i]), ref += double(hd[i]) * hd[i];
-        if (!(err <= max_nmse_gpu() * ref))
-          throw std::runtime_error("fp16 images against the exact values: NMSE " + std::to_string(err / ref) + " > " +
+        const double e = nmse(std::vector<double>(h.begin(), h.end()), std::vector<double>(hd.begin(), hd.end()));
+        if (!(e <= max_nmse_gpu()))
+          throw std::runtime_error("fp16 images against the exact values: NMSE " + std::to_string(e) + " > " +
                                    std::to_string(max_nmse_gpu()));
       } else {
         for (std::size_t i = 0; i < hd.size(); ++i)

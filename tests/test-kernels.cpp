@@ -832,22 +832,6 @@ std::vector<std::unique_ptr<KernelCase>> make_test_cases() {
   return cases;
 }
 
-// NMSE after NaN/inf checks: NaN anywhere (or inf where the reference has none) fails.
-double nmse(const std::vector<double>& out, const std::vector<double>& ref) {
-  if (out.size() != ref.size()) return INFINITY;
-  double err = 0, norm = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    if (std::isnan(out[i]) != std::isnan(ref[i])) return INFINITY;
-    if (std::isinf(out[i]) || std::isinf(ref[i])) {
-      if (out[i] != ref[i]) return INFINITY;
-      continue;
-    }
-    if (std::isnan(ref[i])) continue;
-    err += (out[i] - ref[i]) * (out[i] - ref[i]);
-    norm += ref[i] * ref[i];
-  }
-  return norm == 0 ? err : err / norm;
-}
 
 // Largest |out - ref| over the largest |ref| (finite entries): the worst element's error.
 double max_rel(const std::vector<double>& out, const std::vector<double>& ref) {

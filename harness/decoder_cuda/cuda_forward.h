@@ -68,9 +68,10 @@ struct CudaForwardOptions {
   // layer into a tile pool before the attention (kernels/prefill_tile_pool.h); false: the attention
   // kernel decodes them itself. Kernel switch "prefill_pool".
   bool prefill_pool = true;
-  // Prefill chunks in engine numerics over an fp16 cache multiply fp16 operands on the wgmma kernel
-  // (PagedAttentionArgs::prefill_f16); false: two bf16 terms an element, the same values (the
-  // benchmark's comparison).
+  // Prefill chunks in engine numerics on the wgmma kernel (PagedAttentionArgs::prefill_f16): an fp16
+  // cache multiplies fp16 operands, and with the tile pool q8_0, q4_0 and TurboQuant run on fp16
+  // images of their pages; false: two bf16 terms an fp16 element (the same values), the others' exact
+  // values (the benchmark's and the tests' comparison).
   bool prefill_f16 = true;
 
   // Decode steps (one row per sequence, logits for every row) replay a CUDA graph of the whole
