@@ -3,7 +3,9 @@
 // choices); only reduction order and expf's last bit may differ.
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 
 #include "kernels/cuda_check.cuh"
@@ -57,9 +59,37 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
   }
 }
 
-// One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory.
+// One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory. A
+// thread keeps its (at most kNormPer) elements in registers between the sum and the scaling, so the
+// row is read once.
+constexpr int kNormPer = 8;
 __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
                                bf16_t* out_bf16) {
+  const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
+  float v[kNormPer];
+  double ss = 0.0;
+#pragma unroll
+  for (int k = 0; k < kNormPer; ++k) {
+    const int i = threadIdx.x + k * blockDim.x;
+    v[k] = i < dim ? xr[i] : 0.0f;
+    if (i < dim) ss += static_cast<double>(v[k]) * v[k];
+  }
+  const float inv = block_inv_rms(ss, dim, eps);
+  float* o = out ? out + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
+  bf16_t* ob = out_bf16 ? out_bf16 + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
+#pragma unroll
+  for (int k = 0; k < kNormPer; ++k) {
+    const int i = threadIdx.x + k * blockDim.x;
+    if (i >= dim) break;
+    const float y = weight[i] * (v[k] * inv);
+    if (ob) ob[i] = f32_to_bf16(y);
+    if (o) o[i] = y;  // every element of the row was read before the block's reduction: aliasing is safe
+  }
+}
+
+// Rows longer than kNormPer elements a thread: the same arithmetic, reading the row twice.
+__global__ void rmsnorm_long_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
+                                    bf16_t* out_bf16) {
   const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
   double ss = 0.0;
   for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
@@ -67,9 +97,9 @@ __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight,
   float* o = out ? out + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
   bf16_t* ob = out_bf16 ? out_bf16 + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
   for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-    const float v = weight[i] * (xr[i] * inv);
-    if (ob) ob[i] = f32_to_bf16(v);
-    if (o) o[i] = v;  // after the read of xr[i] by this same thread: aliasing is safe
+    const float y = weight[i] * (xr[i] * inv);
+    if (ob) ob[i] = f32_to_bf16(y);
+    if (o) o[i] = y;  // after the read of xr[i] by this same thread: aliasing is safe
   }
 }
 
@@ -91,19 +121,41 @@ __global__ void rope_kernel(float* x, int heads, int head_dim, const int* __rest
   }
 }
 
+// One element of swiglu_fused: the biases, then swiglu's arithmetic.
+__device__ float swiglu_biased(float g, float u, const float* gate_bias, const float* up_bias, int c) {
+  if (gate_bias) g = g + gate_bias[c];
+  if (up_bias) u = u + up_bias[c];
+  return silu_mul(g, u);
+}
+
 __global__ void swiglu_fused_kernel(const float* __restrict__ gu, int rows, int inter, const float* __restrict__ gate_bias,
                                     const float* __restrict__ up_bias, float* __restrict__ out, bf16_t* __restrict__ out_bf16) {
   const std::int64_t n = static_cast<std::int64_t>(rows) * inter;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t r = i / inter, c = i % inter;
-    float g = gu[r * 2 * inter + 2 * c], u = gu[r * 2 * inter + 2 * c + 1];
-    if (gate_bias) g = g + gate_bias[c];
-    if (up_bias) u = u + up_bias[c];
-    const float v = silu_mul(g, u);
+    const float v = swiglu_biased(gu[r * 2 * inter + 2 * c], gu[r * 2 * inter + 2 * c + 1], gate_bias, up_bias, static_cast<int>(c));
     if (out_bf16) out_bf16[i] = f32_to_bf16(v);
     if (out) out[i] = v;
   }
+}
+
+// Even inter: two columns a thread, their (gate, up) pairs one 16-byte load, rows along gridDim.y, so
+// no element pays the flat index's 64-bit division and modulo (the one-element kernel ran at about
+// half the copy bandwidth: docs/bench-notes/prefill-elementwise-2026-12-07.md).
+__global__ void swiglu_fused_pairs_kernel(const float4* __restrict__ gu, int rows, int inter, const float* __restrict__ gate_bias,
+                                          const float* __restrict__ up_bias, float* __restrict__ out, bf16_t* __restrict__ out_bf16) {
+  const int pairs = inter / 2;
+  for (int r = blockIdx.y; r < rows; r += gridDim.y)
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < pairs; j += gridDim.x * blockDim.x) {
+      const float4 x = gu[static_cast<std::int64_t>(r) * pairs + j];
+      const float v0 = swiglu_biased(x.x, x.y, gate_bias, up_bias, 2 * j), v1 = swiglu_biased(x.z, x.w, gate_bias, up_bias, 2 * j + 1);
+      const std::int64_t o = static_cast<std::int64_t>(r) * inter + 2 * j;
+      if (out_bf16)
+        *reinterpret_cast<std::uint32_t*>(out_bf16 + o) = static_cast<std::uint32_t>(f32_to_bf16(v0)) |
+                                                         static_cast<std::uint32_t>(f32_to_bf16(v1)) << 16;
+      if (out) *reinterpret_cast<float2*>(out + o) = make_float2(v0, v1);
+    }
 }
 
 // (value, index) pairs: the larger value, on equal values the lower index; NaN values never win
@@ -208,15 +260,24 @@ void swiglu(const float* gate, const float* up, std::int64_t n, float* out_f32, 
 void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, float* out_f32, bf16_t* out_bf16,
              cudaStream_t s) {
   if (rows <= 0) return;
-  rmsnorm_kernel<<<rows, norm_threads(dim), 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
+  const int threads = norm_threads(dim);
+  if (dim <= kNormPer * threads) rmsnorm_kernel<<<rows, threads, 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
+  else rmsnorm_long_kernel<<<rows, threads, 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
   KV_CUDA_CHECK_LAUNCH();
 }
 
 void swiglu_fused(const float* gate_up, int rows, int inter, const float* gate_bias, const float* up_bias, float* out_f32,
                   bf16_t* out_bf16, cudaStream_t s) {
   if (rows <= 0) return;
-  swiglu_fused_kernel<<<blocks_for(std::int64_t{rows} * inter), kThreads, 0, s>>>(gate_up, rows, inter, gate_bias, up_bias,
-                                                                                  out_f32, out_bf16);
+  if (inter % 2 == 0) {
+    const int pairs = inter / 2;
+    const dim3 grid(std::min((pairs + kThreads - 1) / kThreads, 1024), std::min(rows, 65535));
+    swiglu_fused_pairs_kernel<<<grid, kThreads, 0, s>>>(reinterpret_cast<const float4*>(gate_up), rows, inter, gate_bias, up_bias,
+                                                         out_f32, out_bf16);
+  } else {
+    swiglu_fused_kernel<<<blocks_for(std::int64_t{rows} * inter), kThreads, 0, s>>>(gate_up, rows, inter, gate_bias, up_bias,
+                                                                                    out_f32, out_bf16);
+  }
   KV_CUDA_CHECK_LAUNCH();
 }
 

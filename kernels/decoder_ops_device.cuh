@@ -27,7 +27,7 @@ __device__ inline float block_inv_rms(double ss, int dim, float eps) {
 
 // Threads of a normalization block over `dim` elements (rmsnorm_kernel's rows, qkv_split's heads):
 // the block size fixes the reduction order, so both use this.
-inline int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
+__host__ __device__ inline int norm_threads(int dim) { return dim >= 1024 ? 1024 : (dim >= 256 ? 256 : (dim >= 128 ? 128 : 64)); }
 
 // swiglu_ref's silu(g) * u: g / (1 + exp(-g)), then times u, each step rounded in fp32.
 __device__ inline float silu_mul(float g, float u) {

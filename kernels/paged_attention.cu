@@ -495,34 +495,62 @@ __global__ void __launch_bounds__(kThreads) paged_attention_fast_kernel(KvLayerC
   }
 }
 
-// One block per (tile, KV head): merges the splits of every query vector of the tile.
-__global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
-  const AttentionTile tl = a.tiles[blockIdx.x];
-  const int kvh = blockIdx.y, group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+// W consecutive dimensions j0.. of query vector qi: the splits' partials weighted by exp(m_s - m),
+// over the weighted sum of their l.
+template <int W>
+__device__ void combine_dims(const PagedAttentionArgs& a, int d, int splits, int qi, int j0, std::int64_t out) {
   const std::int64_t entries = static_cast<std::int64_t>(gridDim.x) * gridDim.y * splits * kMaxTileQ;
   const float* wacc = a.workspace + 2 * entries;
-  for (int qi = 0; qi < nq; ++qi) {
-    float m = -INFINITY;
-    for (int s = 0; s < splits; ++s) {
-      const std::int64_t e = ((static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits + s) * kMaxTileQ + qi;
-      m = fmaxf(m, a.workspace[2 * e]);
+  const std::int64_t e0 = (static_cast<std::int64_t>(blockIdx.x) * gridDim.y + blockIdx.y) * splits * kMaxTileQ + qi;
+  float m = -INFINITY;
+  for (int s = 0; s < splits; ++s) m = fmaxf(m, a.workspace[2 * (e0 + s * kMaxTileQ)]);
+  float num[W] = {}, den = 0.0f;
+  for (int s = 0; s < splits; ++s) {
+    const std::int64_t e = e0 + s * kMaxTileQ;
+    const float ms = a.workspace[2 * e];
+    if (ms == -INFINITY) continue;
+    const float w = expf(ms - m);
+    den += a.workspace[2 * e + 1] * w;
+    float x[W];
+    if constexpr (W == 4) {
+      const float4 v = *reinterpret_cast<const float4*>(wacc + e * d + j0);
+      x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+    } else {
+      x[0] = wacc[e * d + j0];
     }
-    const std::int64_t out = static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (kvh * group + qi % group) * d;
-    for (int j = threadIdx.x; j < d; j += blockDim.x) {
-      float num = 0.0f, den = 0.0f;
-      for (int s = 0; s < splits; ++s) {
-        const std::int64_t e = ((static_cast<std::int64_t>(blockIdx.x) * gridDim.y + kvh) * splits + s) * kMaxTileQ + qi;
-        const float ms = a.workspace[2 * e];
-        if (ms == -INFINITY) continue;
-        const float w = expf(ms - m);
-        den += a.workspace[2 * e + 1] * w;
-        num += wacc[e * d + j] * w;
-      }
-      const float v = den > 0.0f ? num / den : 0.0f;
-      if (a.out_bf16) a.out_bf16[out + j] = f32_to_bf16(v);
-      else a.out[out + j] = v;
-    }
+#pragma unroll
+    for (int k = 0; k < W; ++k) num[k] += x[k] * w;
   }
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    const float v = den > 0.0f ? num[k] / den : 0.0f;
+    if (a.out_bf16) a.out_bf16[out + j0 + k] = f32_to_bf16(v);
+    else a.out[out + j0 + k] = v;
+  }
+}
+
+// One block per (tile, KV head): merges the splits of every query vector of the tile, a thread per
+// (query vector, W dimensions), so that all of the tile's loads are in flight together (a loop over
+// the query vectors kept one load a thread in flight, about a quarter of the copy bandwidth:
+// docs/bench-notes/prefill-elementwise-2026-12-07.md).
+__global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
+  const AttentionTile tl = a.tiles[blockIdx.x];
+  const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;
+  const bool wide = d % 4 == 0;
+  const int cols = wide ? d / 4 : d;
+  for (int i = threadIdx.x; i < nq * cols; i += blockDim.x) {
+    const int qi = i / cols, j0 = i % cols * (wide ? 4 : 1);
+    const std::int64_t out = static_cast<std::int64_t>(tl.row0 + qi / group) * qw + (blockIdx.y * group + qi % group) * d;
+    if (wide) combine_dims<4>(a, d, splits, qi, j0, out);
+    else combine_dims<1>(a, d, splits, qi, j0, out);
+  }
+}
+
+void launch_combine(const PagedAttentionArgs& a, int d, int splits, cudaStream_t s) {
+  const int per_tile = kMaxTileQ * (d % 4 == 0 ? d / 4 : d);
+  const int threads = std::min(1024, (per_tile + 31) / 32 * 32);
+  combine_kernel<<<dim3(a.num_tiles, a.kv_heads), threads, 0, s>>>(a, d, splits);
+  KV_CUDA_CHECK_LAUNCH();
 }
 
 template <KvFamily F, int NQ, bool EMU = false>
@@ -599,8 +627,7 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
   if (prefill_attention_supported(c, a)) {
     const int sp = prefill_attention_splits(c, a, splits);
     prefill_attention(c, a, sp, s);
-    combine_kernel<<<dim3(a.num_tiles, a.kv_heads), 128, 0, s>>>(a, c.head_dim, sp);
-    KV_CUDA_CHECK_LAUNCH();
+    launch_combine(a, c.head_dim, sp, s);
     return;
   }
   switch (c.family) {
@@ -618,8 +645,7 @@ void paged_attention(const KvLayerCodec& c, const PagedAttentionArgs& a0, cudaSt
     case KvFamily::kTqMse: launch<KvFamily::kTqMse>(c, a, max_tile_q, splits, s); break;
     default: throw Error("paged_attention: unknown KV family", kExitInternal);
   }
-  combine_kernel<<<dim3(a.num_tiles, a.kv_heads), 128, 0, s>>>(a, c.head_dim, splits);
-  KV_CUDA_CHECK_LAUNCH();
+  launch_combine(a, c.head_dim, splits, s);
 }
 
 }  // namespace kvgate::kernels::cuda

@@ -244,6 +244,21 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
   }
 }
 
+// A row's 16 values in this thread (r = 0: row g, 1: row g + 8) reduced by op as a tree: depth 4
+// where a chain is 16 dependent instructions, and the softmax's warps (two a scheduler) mostly wait on
+// such fixed-latency chains (docs/bench-notes/prefill-elementwise-2026-12-07.md).
+template <class Op>
+__device__ __forceinline__ float row_tree(const float (&s)[8][4], int r, Op op) {
+  float t[8];
+#pragma unroll
+  for (int n = 0; n < 8; ++n) t[n] = op(s[n][2 * r], s[n][2 * r + 1]);
+#pragma unroll
+  for (int w = 4; w > 0; w >>= 1)
+#pragma unroll
+    for (int n = 0; n < w; ++n) t[n] = op(t[n], t[n + w]);
+  return t[0];
+}
+
 // Mask, scale and online softmax of the scores s of a page's tokens t0 .. t0 + 63 (this warp's 16
 // rows): s becomes p (times the tokens' V scales), l and m move on, alpha is what o must be multiplied
 // by (1: nothing). (WG) A warp whose tile does not see the page (!act) adds nothing: all its scores
@@ -291,7 +306,6 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
         if constexpr (!kFused) x *= scale;
         if constexpr (decltype(masked)::value) s[n][e] = act && tok >= first[r] && tok <= last[r] ? x : -INFINITY;
         else s[n][e] = x;
-        mx[r] = fmaxf(mx[r], s[n][e]);
       }
   };
   bool inside = act;
@@ -305,6 +319,8 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   }
   if (inside) scale_scores(std::false_type{});
   else scale_scores(std::true_type{});
+#pragma unroll
+  for (int r = 0; r < 2; ++r) mx[r] = fmaxf(mx[r], row_tree(s, r, [](float x, float y) { return fmaxf(x, y); }));
   float sum[2] = {0.0f, 0.0f};
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -326,8 +342,12 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
     for (int e = 0; e < 4; ++e) {
       const int r = e >> 1;
       s[n][e] = kFused ? exp2_approx(fmaf(s[n][e], c[r], -ml2[r])) : softmax_exp(s[n][e] - mx[r]);
-      sum[r] += s[n][e];
+      if constexpr (!kFused) sum[r] += s[n][e];  // exact mode keeps its order (its twin's test is tighter)
     }
+  // (kFused) The row sums as trees too: the order of an fp32 sum of 16 weights, within engine numerics.
+  if constexpr (kFused)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) sum[r] = row_tree(s, r, [](float x, float y) { return x + y; });
 #pragma unroll
   for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
   // FlashAttention-3's fp8 P, l from the unrounded weights (fp8_operands_fast): emu_round_p by the

@@ -389,6 +389,10 @@ void add_fused_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       {.rows = 2, .q_heads = 4, .kv_heads = 2, .head_dim = 256, .norm = true, .bias = true, .rope = "yarn"},
       {.rows = 11, .q_heads = 6, .kv_heads = 3, .head_dim = 64, .rope = "llama3", .max_pos = 3},
       {.rows = 1, .q_heads = 1, .kv_heads = 1, .head_dim = 2, .norm = true, .bias = true},
+      // Prefill chunks: from 128 rows a block takes every head of its row (a warp a head).
+      {.rows = 130, .q_heads = 32, .kv_heads = 8, .norm = true, .rope = "yarn", .max_pos = 131072},
+      {.rows = 128, .q_heads = 5, .kv_heads = 1, .head_dim = 48, .norm = true, .bias = true, .max_pos = 300},
+      {.rows = 129, .q_heads = 4, .kv_heads = 2, .head_dim = 256, .norm = true, .rope = "llama3"},
   };
   for (const QkvShape& s : qkv) cases.push_back(std::make_unique<QkvSplitCase>(s));
   // Qwen3-8B's intermediate 12288 in both engine modes, a decode step and a prefill chunk; biases
@@ -402,6 +406,7 @@ void add_fused_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       {.rows = 17, .inter = 1000, .gate_bias = true},
       {.rows = 4, .inter = 4099, .up_bias = true, .bf16 = true},
       {.rows = 1, .inter = 1},
+      {.rows = 300, .inter = 66, .gate_bias = true, .bf16 = true},
   };
   for (const SwigluShape& s : swiglu) cases.push_back(std::make_unique<SwigluFusedCase>(s));
   // Qwen3's vocabulary 151936 (2374 a chunk) with every pattern in one call, and a decode step of

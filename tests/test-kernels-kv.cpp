@@ -728,6 +728,9 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   for (const char* f : {"bf16", "int4_per_token_head", "q8_0"})
     for (int d : {64, 256}) cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 7, 2, d, /*fused=*/true));
   cases.push_back(std::make_unique<KvWriteCase>("bf16", json::object(), 7, 2, 96, /*fused=*/true));
+  // A prefill chunk's rows (128 or more: a block a row, a warp a head) through qkv_split_write.
+  for (const char* f : {"bf16", "fp8_e4m3", "int4_per_token_head", "q8_0", "turboquant_k8v4"})
+    cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 140, 3, 128, /*fused=*/true));
   // Shapes, head_dim 64/256, prefill chunks, windows and forced splits on a few formats.
   for (const char* f : {"bf16", "fp8_e4m3", "int4_per_token_head", "turboquant_k3v4_nc", "q8_0"}) {
     cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 5, 2, 64));
