@@ -141,8 +141,8 @@ __global__ void swiglu_fused_kernel(const float* __restrict__ gu, int rows, int 
 }
 
 // Even inter: two columns a thread, their (gate, up) pairs one 16-byte load, rows along gridDim.y, so
-// no element pays the flat index's 64-bit division and modulo (the one-element kernel ran at about
-// half the copy bandwidth: docs/bench-notes/prefill-elementwise-2026-12-07.md).
+// no element pays the flat index's 64-bit division and modulo
+// (docs/bench-notes/prefill-elementwise-2026-12-07.md).
 __global__ void swiglu_fused_pairs_kernel(const float4* __restrict__ gu, int rows, int inter, const float* __restrict__ gate_bias,
                                           const float* __restrict__ up_bias, float* __restrict__ out, bf16_t* __restrict__ out_bf16) {
   const int pairs = inter / 2;

@@ -530,9 +530,8 @@ __device__ void combine_dims(const PagedAttentionArgs& a, int d, int splits, int
 }
 
 // One block per (tile, KV head): merges the splits of every query vector of the tile, a thread per
-// (query vector, W dimensions), so that all of the tile's loads are in flight together (a loop over
-// the query vectors kept one load a thread in flight, about a quarter of the copy bandwidth:
-// docs/bench-notes/prefill-elementwise-2026-12-07.md).
+// (query vector, W dimensions), so that all of the tile's loads are in flight together, where a loop
+// over the query vectors kept one load a thread in flight (docs/bench-notes/prefill-elementwise-2026-12-07.md).
 __global__ void combine_kernel(PagedAttentionArgs a, int d, int splits) {
   const AttentionTile tl = a.tiles[blockIdx.x];
   const int group = a.heads / a.kv_heads, nq = tl.rows * group, qw = a.heads * d;

@@ -245,8 +245,8 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
 }
 
 // A row's 16 values in this thread (r = 0: row g, 1: row g + 8) reduced by op as a tree: depth 4
-// where a chain is 16 dependent instructions, and the softmax's warps (two a scheduler) mostly wait on
-// such fixed-latency chains (docs/bench-notes/prefill-elementwise-2026-12-07.md).
+// where a chain is 16 dependent instructions; with two warps a scheduler, fixed-latency dependencies
+// are the kernel's largest stall reason (docs/bench-notes/prefill-elementwise-2026-12-07.md).
 template <class Op>
 __device__ __forceinline__ float row_tree(const float (&s)[8][4], int r, Op op) {
   float t[8];
