@@ -60,12 +60,13 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
 }
 
 // One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory. A
-// thread keeps its (at most kNormPer) elements in registers between the sum and the scaling, so the
-// row is read once.
+// thread keeps its first kNormPer elements (t, t + T, ...) in registers between the sum and the
+// scaling, so a row of up to kNormPer x T elements is read once; longer rows read the rest twice.
 constexpr int kNormPer = 8;
 __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
                                bf16_t* out_bf16) {
   const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
+  const int tail = threadIdx.x + kNormPer * blockDim.x;
   float v[kNormPer];
   double ss = 0.0;
 #pragma unroll
@@ -74,33 +75,20 @@ __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight,
     v[k] = i < dim ? xr[i] : 0.0f;
     if (i < dim) ss += static_cast<double>(v[k]) * v[k];
   }
+  for (int i = tail; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
   const float inv = block_inv_rms(ss, dim, eps);
   float* o = out ? out + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
   bf16_t* ob = out_bf16 ? out_bf16 + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
+  const auto put = [&](int i, float xi) {
+    const float y = weight[i] * (xi * inv);
+    if (ob) ob[i] = f32_to_bf16(y);
+    if (o) o[i] = y;
+  };
+  // In place (out == x) is safe: a thread writes only its own elements, each after its own read.
 #pragma unroll
-  for (int k = 0; k < kNormPer; ++k) {
-    const int i = threadIdx.x + k * blockDim.x;
-    if (i >= dim) break;
-    const float y = weight[i] * (v[k] * inv);
-    if (ob) ob[i] = f32_to_bf16(y);
-    if (o) o[i] = y;  // every element of the row was read before the block's reduction: aliasing is safe
-  }
-}
-
-// Rows longer than kNormPer elements a thread: the same arithmetic, reading the row twice.
-__global__ void rmsnorm_long_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
-                                    bf16_t* out_bf16) {
-  const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
-  double ss = 0.0;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
-  const float inv = block_inv_rms(ss, dim, eps);
-  float* o = out ? out + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
-  bf16_t* ob = out_bf16 ? out_bf16 + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-    const float y = weight[i] * (xr[i] * inv);
-    if (ob) ob[i] = f32_to_bf16(y);
-    if (o) o[i] = y;  // after the read of xr[i] by this same thread: aliasing is safe
-  }
+  for (int k = 0; k < kNormPer; ++k)
+    if (threadIdx.x + k * blockDim.x < dim) put(threadIdx.x + k * blockDim.x, v[k]);
+  for (int i = tail; i < dim; i += blockDim.x) put(i, xr[i]);
 }
 
 // One block per row, one thread per rotary pair index i (looping), every head of the row.
@@ -260,9 +248,7 @@ void swiglu(const float* gate, const float* up, std::int64_t n, float* out_f32, 
 void rmsnorm(const float* x, const float* weight, int rows, int dim, float eps, float* out_f32, bf16_t* out_bf16,
              cudaStream_t s) {
   if (rows <= 0) return;
-  const int threads = norm_threads(dim);
-  if (dim <= kNormPer * threads) rmsnorm_kernel<<<rows, threads, 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
-  else rmsnorm_long_kernel<<<rows, threads, 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
+  rmsnorm_kernel<<<rows, norm_threads(dim), 0, s>>>(x, weight, dim, eps, out_f32, out_bf16);
   KV_CUDA_CHECK_LAUNCH();
 }
 

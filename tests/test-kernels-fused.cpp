@@ -393,6 +393,8 @@ void add_fused_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       {.rows = 130, .q_heads = 32, .kv_heads = 8, .norm = true, .rope = "yarn", .max_pos = 131072},
       {.rows = 128, .q_heads = 5, .kv_heads = 1, .head_dim = 48, .norm = true, .bias = true, .max_pos = 300},
       {.rows = 129, .q_heads = 4, .kv_heads = 2, .head_dim = 256, .norm = true, .rope = "llama3"},
+      // A chunk of 65,536 rows (--prefill-chunks' largest): past grid y's 65,535, so the rows are grid x.
+      {.rows = 65536, .q_heads = 1, .kv_heads = 1, .head_dim = 16, .norm = true, .max_pos = 131072},
   };
   for (const QkvShape& s : qkv) cases.push_back(std::make_unique<QkvSplitCase>(s));
   // Qwen3-8B's intermediate 12288 in both engine modes, a decode step and a prefill chunk; biases
