@@ -59,36 +59,22 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
   }
 }
 
-// One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory. A
-// thread keeps its first kNormPer elements (t, t + T, ...) in registers between the sum and the
-// scaling, so a row of up to kNormPer x T elements is read once; longer rows read the rest twice.
-constexpr int kNormPer = 8;
+// One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory. The row is
+// read twice: keeping a thread's elements in registers took 40 registers, one 1024-thread block an SM
+// instead of two, and ran slower (docs/bench-notes/prefill-elementwise-2026-12-07.md).
 __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
                                bf16_t* out_bf16) {
   const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;
-  const int tail = threadIdx.x + kNormPer * blockDim.x;
-  float v[kNormPer];
   double ss = 0.0;
-#pragma unroll
-  for (int k = 0; k < kNormPer; ++k) {
-    const int i = threadIdx.x + k * blockDim.x;
-    v[k] = i < dim ? xr[i] : 0.0f;
-    if (i < dim) ss += static_cast<double>(v[k]) * v[k];
-  }
-  for (int i = tail; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss += static_cast<double>(xr[i]) * xr[i];
   const float inv = block_inv_rms(ss, dim, eps);
   float* o = out ? out + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
   bf16_t* ob = out_bf16 ? out_bf16 + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
-  const auto put = [&](int i, float xi) {
-    const float y = weight[i] * (xi * inv);
-    if (ob) ob[i] = f32_to_bf16(y);
-    if (o) o[i] = y;
-  };
-  // In place (out == x) is safe: a thread writes only its own elements, each after its own read.
-#pragma unroll
-  for (int k = 0; k < kNormPer; ++k)
-    if (threadIdx.x + k * blockDim.x < dim) put(threadIdx.x + k * blockDim.x, v[k]);
-  for (int i = tail; i < dim; i += blockDim.x) put(i, xr[i]);
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float v = weight[i] * (xr[i] * inv);
+    if (ob) ob[i] = f32_to_bf16(v);
+    if (o) o[i] = v;  // after the read of xr[i] by this same thread: aliasing is safe
+  }
 }
 
 // One block per row, one thread per rotary pair index i (looping), every head of the row.
