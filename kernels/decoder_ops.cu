@@ -60,8 +60,8 @@ __global__ void swiglu_kernel(const float* gate, const float* __restrict__ up, s
 }
 
 // One block per row; the sum of squares in fp64 (the twin's), reduced through shared memory. The row is
-// read twice: keeping a thread's elements in registers took 40 registers, one 1024-thread block an SM
-// instead of two, and ran slower (docs/bench-notes/prefill-elementwise-2026-12-07.md).
+// read twice (the second read hits the cache): at 1024 threads a block, two blocks an SM need at most
+// 32 registers a thread (docs/bench-notes/prefill-elementwise-2026-12-07.md).
 __global__ void rmsnorm_kernel(const float* x, const float* __restrict__ weight, int dim, float eps, float* out,
                                bf16_t* out_bf16) {
   const float* xr = x + static_cast<std::int64_t>(blockIdx.x) * dim;

@@ -773,7 +773,7 @@ void add_decoder_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     cases.push_back(std::make_unique<AddSwigluCase>(false, n));
     cases.push_back(std::make_unique<AddSwigluCase>(true, n));
   }
-  // Qwen3-8B's hidden size, and a row longer than the registers hold (8 elements a thread; the rest read twice).
+  // Qwen3-8B's hidden size, and a row of more than 8 elements a thread of a 1024-thread block.
   for (auto [r, d] : {std::pair{1, 64}, {17, 256}, {96, 16}, {5, 4096}, {3, 9000}}) cases.push_back(std::make_unique<RmsNormCase>(r, d));
   for (auto [r, k, c] : {std::tuple{1, 256, 768}, {5, 100, 37}, {64, 256, 515}, {3, 1024, 64}})
     for (bool b : {false, true}) cases.push_back(std::make_unique<MatmulCase>(r, k, c, b));
