@@ -103,13 +103,14 @@ struct KvWriteCase final : KernelCase {
   kk::KvStoreOptions kv;
   int tokens, kv_heads, d;
   bool fused;               // written by qkv_split_write (split_write_layer0) instead of kv_write
+  bool coarse;              // inputs on a grid of 1/4 (+1/8): equal magnitudes of either sign within a vector
   std::vector<float> k, v;  // [tokens][kv_heads][d]
-  KvWriteCase(std::string format, nlohmann::json params, int tokens_, int kv_heads_, int d_, bool fused_ = false)
-      : kv{std::move(format), std::move(params)}, tokens(tokens_), kv_heads(kv_heads_), d(d_), fused(fused_) {}
+  KvWriteCase(std::string format, nlohmann::json params, int tokens_, int kv_heads_, int d_, bool fused_ = false, bool coarse_ = false)
+      : kv{std::move(format), std::move(params)}, tokens(tokens_), kv_heads(kv_heads_), d(d_), fused(fused_), coarse(coarse_) {}
   std::string op() const override { return "KV_WRITE"; }
   std::string vars() const override {
     return kv.format + params_text(kv.params) + ",tokens=" + std::to_string(tokens) + ",kv_heads=" + std::to_string(kv_heads) +
-           ",d=" + std::to_string(d) + (fused ? ",qkv_split_write" : "");
+           ",d=" + std::to_string(d) + (fused ? ",qkv_split_write" : "") + (coarse ? ",coarse" : "");
   }
   // The codec's own storage loss (kv-codecs-test checks each format exactly); 3-bit keys are the worst.
   double max_nmse_twin() const override { return kv.format == "fp32" ? 0.0 : 0.1; }
@@ -121,6 +122,9 @@ struct KvWriteCase final : KernelCase {
     fill_normal(rng, k, 1.5);
     fill_normal(rng, v, 0.7, 0.2);
     for (std::size_t i = 0; i < k.size(); i += 97) k[i] *= 8;  // outliers, as real keys have
+    if (coarse)
+      for (auto* x : {&k, &v})
+        for (float& e : *x) e = (std::round(e * 4.0f) + 0.5f) / 4.0f;
   }
   // What the store encodes: inputs rounded to bf16 unless input_dtype is fp32 (the bf16 format
   // rounds in its codec, which the absmax sees too).
@@ -728,6 +732,18 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   for (const char* f : {"bf16", "int4_per_token_head", "q8_0"})
     for (int d : {64, 256}) cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 7, 2, d, /*fused=*/true));
   cases.push_back(std::make_unique<KvWriteCase>("bf16", json::object(), 7, 2, 96, /*fused=*/true));
+  // The codec formats' warp-parallel encoders at 2 and 8 elements a lane (q4_0's nibble pairs across
+  // lanes, 3-bit codes across lane boundaries, the rotations at 64 and 256), and coarse inputs: ties
+  // of magnitude of either sign across lanes (q4_0 takes the first; unrotated, so the grid stays),
+  // equal minima and maxima (TurboQuant's values).
+  for (const char* f : {"q4_0", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_3bit_nc"})
+    for (int d : {64, 256}) cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 7, 2, d, /*fused=*/true));
+  const std::pair<const char*, json> coarse[] = {{"q8_0", json{{"rotate", false}}}, {"q4_0", json{{"rotate", false}}},
+                                                 {"turboquant_4bit_nc", json::object()}, {"turboquant_k3v4_nc", json::object()}};
+  for (const auto& [f, p] : coarse) {
+    cases.push_back(std::make_unique<KvWriteCase>(f, p, 13, 2, 128, /*fused=*/true, /*coarse=*/true));
+    cases.push_back(std::make_unique<KvWriteCase>(f, p, 9, 2, 128, /*fused=*/false, /*coarse=*/true));
+  }
   // A prefill chunk's rows (128 or more: a block a row, a warp a head) through qkv_split_write.
   for (const char* f : {"bf16", "fp8_e4m3", "int4_per_token_head", "q8_0", "turboquant_k8v4"})
     cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 140, 3, 128, /*fused=*/true));
