@@ -4,16 +4,16 @@
 // so the bytes equal the host codec's.
 //
 // write_vector<E>: one warp a vector. At head_dim 64, 128 and 256 (E = head_dim / 32), lane l
-// holds elements l*E .. l*E + E - 1 and every format but NVFP4 encodes in parallel with the codec's
-// own per-vector and per-element arithmetic: the element-wise formats; the per-token-head ones (a
-// scale from the vector's absmax or min/max, a warp reduction, then per element;
-// codec_per_token_head.h); q8_0/q4_0 (a 32-element block's scale reduced over its lanes, q4_0's
+// holds elements l*E .. l*E + E - 1 and every format encodes in parallel with the codec's own
+// per-vector and per-element arithmetic: the element-wise formats; the per-token-head ones (a scale
+// from the vector's absmax or min/max, a warp reduction, then per element;
+// codec_per_token_head.h); q8_0/q4_0 and NVFP4 (a block's scale reduced over its lanes, q4_0's
 // "first of the largest magnitude" by index); TurboQuant (values' min/max, keys' codebook search
 // per element). Hadamard transforms (int4_per_token_head's, llama.cpp's block rotations, TurboQuant
 // keys') run the serial butterfly's stages across the lanes (each butterfly computes the same a + b
 // and a - b). Sums whose fp32 order the host fixes (TurboQuant's key norm) run on one lane; packed
-// codes are staged in shared memory and each byte written once. NVFP4 and other head sizes (E = 0)
-// stage the vector in shared memory and lane 0 runs the serial codec. One lane a vector made the
+// codes are staged in shared memory and each byte written once. Other head sizes (E = 0) stage the
+// vector in shared memory and lane 0 runs the serial codec. One lane a vector made the
 // codec formats' prefill cache writes the largest element-wise cost of their prefill
 // (docs/bench-notes/prefill-elementwise-2026-12-07.md); at a decode step the parallel path turns a
 // 128-iteration serial loop per vector into a few round trips (one thread a vector took 20 us a
@@ -99,6 +99,7 @@ __device__ inline bool parallel_family(const KvLayerCodec& c) {
       const auto rot_ok = [&](int n) { return n == 0 || (is_power_of_two(n) && n >= d / 32 && d % n == 0); };
       return c.k_bytes == bb && c.v_bytes == bb && rot_ok(c.k_rot) && rot_ok(c.v_rot);
     }
+    case KvFamily::kNvfp4: return c.k_bytes == d / 2 + d / kNvfp4Block && c.v_bytes == d / 2 + d / kNvfp4Block;
     case KvFamily::kTqFp8Key:
     case KvFamily::kTqMse:
       return c.k_bytes == (c.family == KvFamily::kTqFp8Key ? d : packed_bytes(d, c.key_bits) + 2) &&
@@ -341,6 +342,21 @@ __device__ void encode_parallel(const KvLayerCodec& c, bool is_k, int head, floa
 #pragma unroll
       for (int j = 0; j < E; j += 2) out[(i0 + j) / 2] = int4_pth_byte(x[j], x[j + 1], p);
       if (lane == 0) store_u32_le(out + d / 2, int4_pth_word(p));
+      break;
+    }
+    case KvFamily::kNvfp4: {  // nvfp4_encode_head: a 16-element block's scale from its 16 / E lanes
+      const float inv = 1.0f / (is_k ? c.k_scales : c.v_scales)[head];
+      float amax = 0.0f;
+#pragma unroll
+      for (int j = 0; j < E; ++j) amax = fmaxf(amax, fabsf(x[j]));
+      amax = group_max(amax, kNvfp4Block / E);
+      const std::uint8_t sb = f32_to_fp8_e4m3(inv * (amax * (1.0f / kE2M1Max)));
+      const float sbf = fp8_e4m3_to_f32(sb);
+      const float out_scale = sbf != 0.0f ? 1.0f / (sbf * (1.0f / inv)) : 0.0f;
+#pragma unroll
+      for (int j = 0; j < E; j += 2)
+        out[(i0 + j) / 2] = static_cast<std::uint8_t>(f32_to_e2m1(x[j] * out_scale) | (f32_to_e2m1(x[j + 1] * out_scale) << 4));
+      if (i0 % kNvfp4Block == 0) out[d / 2 + i0 / kNvfp4Block] = sb;
       break;
     }
     case KvFamily::kQ8_0:

@@ -1,4 +1,4 @@
-// kv_encode.cuh's warp-parallel encoders of the codec formats (q8_0, q4_0, TurboQuant), run on the
+// kv_encode.cuh's warp-parallel encoders of the codec formats (q8_0, q4_0, NVFP4, TurboQuant), run on the
 // CPU a lane a thread (tests/warp_emulation.h), against the host codec byte for byte: the bytes
 // test-kernels' KV_WRITE cases compare on a GPU, checked where there is none. Head sizes 64, 128 and
 // 256 (2, 4 and 8 elements a lane), with and without llama.cpp's rotations, on normal inputs with
@@ -24,7 +24,7 @@ namespace {
 // The device codec of layer 0 as PagedKvCache builds it for these formats, tables on the host.
 struct DeviceCodec {
   kc::KvLayerCodec c;
-  std::vector<float> midpoints;
+  std::vector<float> midpoints, k_scales, v_scales;
 };
 
 DeviceCodec device_codec(const kk::KvFormatSpec& s, int d) {
@@ -38,6 +38,15 @@ DeviceCodec device_codec(const kk::KvFormatSpec& s, int d) {
     c.k_bytes = c.v_bytes = d / kk::kGgmlBlock * (q8 ? kk::kQ8_0Bytes : kk::kQ4_0Bytes);
     c.k_rot = s.k_rotation_block;
     c.v_rot = s.v_rotation_block;
+    return out;
+  }
+  if (s.format == "nvfp4") {
+    c.family = kc::KvFamily::kNvfp4;
+    c.k_bytes = c.v_bytes = d / 2 + d / kk::kNvfp4Block;
+    out.k_scales = s.scales.k[0];
+    out.v_scales = s.scales.v[0];
+    c.k_scales = out.k_scales.data();
+    c.v_scales = out.v_scales.data();
     return out;
   }
   const kk::TurboQuantPreset& p = s.turboquant;
@@ -138,6 +147,11 @@ void check_format(const std::string& format, const nlohmann::json& params) {
 TEST_CASE("warp-parallel q8_0 and q4_0 encoders write the host codec's bytes", "[kv_encode]") {
   for (const char* f : {"q8_0", "q4_0"})
     for (const bool rotate : {true, false}) check_format(f, rotate ? nlohmann::json::object() : nlohmann::json{{"rotate", false}});
+}
+
+TEST_CASE("warp-parallel NVFP4 encoder writes the host codec's bytes", "[kv_encode]") {
+  check_format("nvfp4", nlohmann::json::object());
+  check_format("nvfp4", nlohmann::json{{"k_tensor_scale", 0.01}, {"v_tensor_scale", 0.02}});
 }
 
 TEST_CASE("warp-parallel TurboQuant encoders write the host codec's bytes", "[kv_encode]") {
