@@ -459,6 +459,10 @@ struct PagedAttentionCase final : KernelCase {
   // at the engine bound's NMSE.
   bool f16 = false;
   double q_sigma = 2.0;  // Q's standard deviation (fp16 operands scale each query vector into range)
+  // Every byte of the K and V pools NaN before the cache is written: the rows of a sequence's last,
+  // partial page past its tokens must never reach the output (a NaN V row times p = 0 is NaN), since
+  // a page a finished sequence left holds anything.
+  bool poison = false;
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -471,7 +475,7 @@ struct PagedAttentionCase final : KernelCase {
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
            (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
            (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "") + (spread ? ",spread" : "") + (pool ? ",pool" : "") +
-           (f16 ? ",f16" : "") + (q_sigma != 2.0 ? ",q_sigma=" + std::to_string(q_sigma) : "") + (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
+           (f16 ? ",f16" : "") + (poison ? ",poison" : "") + (q_sigma != 2.0 ? ",q_sigma=" + std::to_string(q_sigma) : "") + (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
   // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
@@ -598,6 +602,11 @@ struct PagedAttentionCase final : KernelCase {
         if (t0 < ctx_of(s)) cache.reserve(seqs - s, std::min(ctx_of(s), t0 + 64));
     cache.sync_block_table(nullptr);
     const kc::KvLayerCodec& lc = cache.codec(0);
+    if (poison) {
+      const std::size_t rows_of_pool = static_cast<std::size_t>(cache.options().num_pages) * kv_heads * 64;
+      KV_CUDA_CHECK(cudaMemset(cache.k_pool(0), 0xFF, rows_of_pool * lc.k_bytes));
+      KV_CUDA_CHECK(cudaMemset(cache.v_pool(0), 0xFF, rows_of_pool * lc.v_bytes));
+    }
     std::vector<float> kall, vall, qall;
     std::vector<int> wseq, wpos, qpos;
     std::vector<kc::AttentionTile> tiles;
@@ -999,6 +1008,17 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     pc->f16 = true;
     pc->q_sigma = q_sigma;
     pc->spread = spread;
+    cases.push_back(std::move(pc));
+  }
+  // The wgmma kernel's bf16 ring (its copies write zeros past a page's tokens) over NaN-poisoned
+  // pools: bf16 in both numerics, fp16 operands and the fp16 cache's own kernel (f16's second launch);
+  // ragged lengths (300, 263, 226: partial last pages), several sequences a block, a 35-page split.
+  for (const auto& [f, eng, seqs, ctx, rows, splits] : std::vector<std::tuple<std::string, bool, int, int, int, int>>{
+           {"bf16", true, 3, 300, 37, 0}, {"bf16", false, 3, 300, 37, 0}, {"bf16", true, 2, 2200, 40, 1}, {"fp16", true, 3, 300, 37, 0}}) {
+    auto pc = std::make_unique<PagedAttentionCase>(f, json::object(), seqs, ctx, rows, 8, 2, 128, 0, splits);
+    if (eng) pc->emu = engine;
+    pc->f16 = f == "fp16";
+    pc->poison = true;
     cases.push_back(std::move(pc));
   }
   // fp16 images of the formats whose values need several bf16 terms: llama.cpp's q8_0 (rotated, its
