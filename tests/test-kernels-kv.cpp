@@ -743,9 +743,8 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
   cases.push_back(std::make_unique<KvWriteCase>("bf16", json::object(), 7, 2, 96, /*fused=*/true));
   // The codec formats' warp-parallel encoders at 2 and 8 elements a lane (q4_0's nibble pairs across
   // lanes, NVFP4's blocks over 8 and 2 lanes, 3-bit codes across lane boundaries, the rotations at 64
-  // and 256), and coarse inputs: ties
-  // of magnitude of either sign across lanes (q4_0 takes the first; unrotated, so the grid stays),
-  // equal minima and maxima (TurboQuant's values).
+  // and 256), and coarse inputs: ties of magnitude of either sign across lanes (q4_0 takes the first;
+  // unrotated, so the grid stays), equal minima and maxima (TurboQuant's values).
   for (const char* f : {"q4_0", "nvfp4", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_3bit_nc"})
     for (int d : {64, 256}) cases.push_back(std::make_unique<KvWriteCase>(f, json::object(), 7, 2, d, /*fused=*/true));
   const std::pair<const char*, json> coarse[] = {{"q8_0", json{{"rotate", false}}}, {"q4_0", json{{"rotate", false}}},
