@@ -13,11 +13,11 @@
 // keys') run the serial butterfly's stages across the lanes (each butterfly computes the same a + b
 // and a - b). Sums whose fp32 order the host fixes (TurboQuant's key norm) run on one lane; packed
 // codes are staged in shared memory and each byte written once. Other head sizes (E = 0) stage the
-// vector in shared memory and lane 0 runs the serial codec. One lane a vector made the
-// codec formats' prefill cache writes the largest element-wise cost of their prefill
-// (docs/bench-notes/prefill-elementwise-2026-12-07.md); at a decode step the parallel path turns a
-// 128-iteration serial loop per vector into a few round trips (one thread a vector took 20 us a
-// layer at batch 1, as long as the layer's qkv GEMV).
+// vector in shared memory and lane 0 runs the serial codec. A prefill chunk writes tens of
+// thousands of vectors, which on one lane each cost a codec format up to a third of its prefill's
+// kernel time (docs/bench-notes/prefill-encoders-2026-12-07.md); a decode step writes a handful, and
+// the parallel path turns each one's 128-iteration serial loop into a few round trips (one thread a
+// vector took 20 us a layer at batch 1, as long as the layer's qkv GEMV).
 #pragma once
 #include <climits>
 

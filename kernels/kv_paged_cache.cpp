@@ -31,9 +31,72 @@ float* upload_floats(const std::vector<float>& v, std::vector<void*>& owned) {
 
 }  // namespace
 
+KvLayerCodec make_layer_codec(const KvFormatSpec& spec, int layer, const std::function<const float*(const std::vector<float>&)>& table) {
+  const std::string& f = spec.format;
+  const int d = spec.shape.head_dim;
+  KvLayerCodec c;
+  c.head_dim = d;
+  c.round_bf16 = spec.round_input_bf16;
+  if (spec.skipped(layer) || f == "bf16") {
+    c.family = KvFamily::kBf16;
+    c.k_bytes = c.v_bytes = 2 * d;
+  } else if (f == "fp32") {
+    c.family = KvFamily::kF32;
+    c.k_bytes = c.v_bytes = 4 * d;
+  } else if (f == "kivi2") {  // materialized: fp32 slots holding what the store reads (kv_paged_cuda.h)
+    c.family = KvFamily::kF32;
+    c.k_bytes = c.v_bytes = 4 * d;
+    c.kivi_group = spec.kivi_group;
+    c.kivi_residual = spec.kivi_residual;
+    c.kivi_bits = spec.kivi_bits;
+  } else if (f == "fp16") {
+    c.family = KvFamily::kF16;
+    c.k_bytes = c.v_bytes = 2 * d;
+  } else if (f == "fp8_e4m3" || f == "fp8_e5m2") {
+    c.family = KvFamily::kFp8Tensor;
+    c.fp8_kind = f == "fp8_e4m3" ? Fp8Kind::kE4M3 : Fp8Kind::kE5M2;
+    c.k_bytes = c.v_bytes = d;
+    c.k_scales = table(spec.scales.k[layer]);
+    c.v_scales = table(spec.scales.v[layer]);
+  } else if (f == "fp8_per_token_head" || f == "int8_per_token_head") {
+    c.family = f == "fp8_per_token_head" ? KvFamily::kFp8Pth : KvFamily::kInt8Pth;
+    c.rounding = spec.rounding;
+    c.k_bytes = c.v_bytes = d + 4;
+  } else if (f == "int4_per_token_head") {
+    c.family = KvFamily::kInt4Pth;
+    c.k_bytes = c.v_bytes = d / 2 + 4;
+    if (!spec.hadamard_signs.empty()) c.signs = table(spec.hadamard_signs);
+  } else if (f == "nvfp4") {
+    c.family = KvFamily::kNvfp4;
+    c.k_bytes = c.v_bytes = d / 2 + d / kNvfp4Block;
+    c.k_scales = table(spec.scales.k[layer]);
+    c.v_scales = table(spec.scales.v[layer]);
+  } else if (f == "q8_0" || f == "q4_0") {
+    c.family = f == "q8_0" ? KvFamily::kQ8_0 : KvFamily::kQ4_0;
+    c.k_bytes = c.v_bytes = d / kGgmlBlock * (f == "q8_0" ? kQ8_0Bytes : kQ4_0Bytes);
+    c.k_rot = spec.k_rotation_block;
+    c.v_rot = spec.v_rotation_block;
+  } else if (f.rfind("turboquant_", 0) == 0) {
+    const TurboQuantPreset& p = spec.turboquant;
+    c.family = p.key_bits == 8 ? KvFamily::kTqFp8Key : KvFamily::kTqMse;
+    c.key_bits = p.key_bits;
+    c.value_bits = p.value_bits;
+    c.norm_correction = p.norm_correction;
+    c.k_bytes = tq_key_bytes(d, p.key_bits);
+    c.v_bytes = tq_slot_bytes(d, p) - c.k_bytes;
+    if (p.key_bits != 8) {
+      const LloydMaxTable& t = turboquant_table(d, p.key_bits);
+      c.centroids = table(t.centroids);
+      c.midpoints = table(t.midpoints);
+    }
+  } else {
+    throw Error("--kv-format " + f + " has no CUDA codec; use --device cpu", kExitInternal);
+  }
+  return c;
+}
+
 PagedKvCache::PagedKvCache(const KvFormatSpec& spec, const PagedKvOptions& options) : spec_(spec), o_(options) {
   const KvShape& sh = spec_.shape;
-  const std::string& f = spec_.format;
   if (o_.page_tokens != 64) throw Error("PagedKvCache: page_tokens must be 64 (the attention tile)", kExitInternal);
   if (sh.head_dim > kMaxHeadDim || sh.head_dim % 16 != 0)
     throw Error("--device cuda: head_dim " + std::to_string(sh.head_dim) + " is not supported (a multiple of 16 up to " +
@@ -42,66 +105,9 @@ PagedKvCache::PagedKvCache(const KvFormatSpec& spec, const PagedKvOptions& optio
     throw Error("PagedKvCache: max_seqs and max_tokens_per_seq must be positive", kExitInternal);
   max_pages_ = (o_.max_tokens_per_seq + o_.page_tokens - 1) / o_.page_tokens;
   if (o_.num_pages <= 0) o_.num_pages = max_pages_ * o_.max_seqs;
-  const int d = sh.head_dim;
+  const auto upload = [&](const std::vector<float>& v) -> const float* { return upload_floats(v, owned_); };
   for (int l = 0; l < sh.layers; ++l) {
-    KvLayerCodec c;
-    c.head_dim = d;
-    c.round_bf16 = spec_.round_input_bf16;
-    if (spec_.skipped(l) || f == "bf16") {
-      c.family = KvFamily::kBf16;
-      c.k_bytes = c.v_bytes = 2 * d;
-    } else if (f == "fp32") {
-      c.family = KvFamily::kF32;
-      c.k_bytes = c.v_bytes = 4 * d;
-    } else if (f == "kivi2") {  // materialized: fp32 slots holding what the store reads (kv_paged_cuda.h)
-      c.family = KvFamily::kF32;
-      c.k_bytes = c.v_bytes = 4 * d;
-      c.kivi_group = spec_.kivi_group;
-      c.kivi_residual = spec_.kivi_residual;
-      c.kivi_bits = spec_.kivi_bits;
-    } else if (f == "fp16") {
-      c.family = KvFamily::kF16;
-      c.k_bytes = c.v_bytes = 2 * d;
-    } else if (f == "fp8_e4m3" || f == "fp8_e5m2") {
-      c.family = KvFamily::kFp8Tensor;
-      c.fp8_kind = f == "fp8_e4m3" ? Fp8Kind::kE4M3 : Fp8Kind::kE5M2;
-      c.k_bytes = c.v_bytes = d;
-      c.k_scales = upload_floats(spec_.scales.k[l], owned_);
-      c.v_scales = upload_floats(spec_.scales.v[l], owned_);
-    } else if (f == "fp8_per_token_head" || f == "int8_per_token_head") {
-      c.family = f == "fp8_per_token_head" ? KvFamily::kFp8Pth : KvFamily::kInt8Pth;
-      c.rounding = spec_.rounding;
-      c.k_bytes = c.v_bytes = d + 4;
-    } else if (f == "int4_per_token_head") {
-      c.family = KvFamily::kInt4Pth;
-      c.k_bytes = c.v_bytes = d / 2 + 4;
-      if (!spec_.hadamard_signs.empty()) c.signs = upload_floats(spec_.hadamard_signs, owned_);
-    } else if (f == "nvfp4") {
-      c.family = KvFamily::kNvfp4;
-      c.k_bytes = c.v_bytes = d / 2 + d / kNvfp4Block;
-      c.k_scales = upload_floats(spec_.scales.k[l], owned_);
-      c.v_scales = upload_floats(spec_.scales.v[l], owned_);
-    } else if (f == "q8_0" || f == "q4_0") {
-      c.family = f == "q8_0" ? KvFamily::kQ8_0 : KvFamily::kQ4_0;
-      c.k_bytes = c.v_bytes = d / kGgmlBlock * (f == "q8_0" ? kQ8_0Bytes : kQ4_0Bytes);
-      c.k_rot = spec_.k_rotation_block;
-      c.v_rot = spec_.v_rotation_block;
-    } else if (f.rfind("turboquant_", 0) == 0) {
-      const TurboQuantPreset& p = spec_.turboquant;
-      c.family = p.key_bits == 8 ? KvFamily::kTqFp8Key : KvFamily::kTqMse;
-      c.key_bits = p.key_bits;
-      c.value_bits = p.value_bits;
-      c.norm_correction = p.norm_correction;
-      c.k_bytes = tq_key_bytes(d, p.key_bits);
-      c.v_bytes = tq_slot_bytes(d, p) - c.k_bytes;
-      if (p.key_bits != 8) {
-        const LloydMaxTable& t = turboquant_table(d, p.key_bits);
-        c.centroids = upload_floats(t.centroids, owned_);
-        c.midpoints = upload_floats(t.midpoints, owned_);
-      }
-    } else {
-      throw Error("--kv-format " + f + " has no CUDA codec; use --device cpu", kExitInternal);
-    }
+    const KvLayerCodec c = make_layer_codec(spec_, l, upload);
     codecs_.push_back(c);
     std::uint8_t *kp = nullptr, *vp = nullptr;
     KV_CUDA_CHECK(cudaMalloc(&kp, static_cast<std::size_t>(o_.num_pages) * sh.kv_heads * o_.page_tokens * c.k_bytes));

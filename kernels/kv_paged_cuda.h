@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -68,6 +69,11 @@ struct PagedKvOptions {
   int max_tokens_per_seq = 0;
   int num_pages = 0;         // pool size per layer (0: max_seqs * pages per sequence)
 };
+
+// Layer `layer`'s codec for spec at its head_dim. table(v) returns where the codec reads the float
+// table v and keeps it alive: device memory for PagedKvCache, host memory where the device code runs
+// on the host (kv-encode-warp-test). Throws for a format with no CUDA codec.
+KvLayerCodec make_layer_codec(const KvFormatSpec& spec, int layer, const std::function<const float*(const std::vector<float>&)>& table);
 
 // The pools, block table and codec tables of every layer. Page bookkeeping is on the host; the
 // block table is mirrored to the device by sync_block_table(). Not thread-safe.

@@ -97,8 +97,8 @@ __device__ float* split_head(const QkvSplitArgs& a, int hid, int r, const float2
 
 // Block (row, group of hpb heads), a warp a head. With kWrite, each K and V warp then encodes the
 // vector it wrote into the cache (visible to its lanes after __syncwarp), E as kv_write_kernel's.
-// At most 64 registers, four blocks an SM: with the 96 the serial codecs would take, two blocks left
-// too few warps to hide the loads (docs/bench-notes/prefill-elementwise-2026-12-07.md).
+// At most 64 registers, four blocks an SM: uncapped it took 96, and two blocks an SM left too few
+// warps to hide the loads (docs/bench-notes/prefill-elementwise-2026-12-07.md).
 template <int E, bool kWrite>
 __global__ void __launch_bounds__(kSplitWarps * 32, 4) qkv_split_kernel(QkvSplitArgs a, KvLayerCodec c, KvWriteArgs w, int hpb) {
   pdl_launch_dependents();

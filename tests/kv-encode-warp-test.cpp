@@ -7,13 +7,13 @@
 #include "tests/warp_emulation.h"
 
 #include <cmath>
+#include <deque>
 #include <random>
 #include <string>
 
 #include "kernels/kv_encode.cuh"
 #include "kernels/kv_format.h"
 #include "kernels/kv_head_codec.h"
-#include "kernels/turboquant_centroids.h"
 #include "tests/catch_compat.hpp"
 
 namespace kk = kvgate::kernels;
@@ -21,46 +21,16 @@ namespace kc = kvgate::kernels::cuda;
 
 namespace {
 
-// The device codec of layer 0 as PagedKvCache builds it for these formats, tables on the host.
+// The device codec of layer 0 as PagedKvCache builds it (make_layer_codec), its tables in host
+// memory that the struct keeps.
 struct DeviceCodec {
+  std::deque<std::vector<float>> tables;
   kc::KvLayerCodec c;
-  std::vector<float> midpoints, k_scales, v_scales;
+  explicit DeviceCodec(const kk::KvFormatSpec& s)
+      : c(kc::make_layer_codec(s, 0, [this](const std::vector<float>& v) -> const float* { return tables.emplace_back(v).data(); })) {}
+  DeviceCodec(const DeviceCodec&) = delete;
+  DeviceCodec& operator=(const DeviceCodec&) = delete;
 };
-
-DeviceCodec device_codec(const kk::KvFormatSpec& s, int d) {
-  DeviceCodec out;
-  kc::KvLayerCodec& c = out.c;
-  c.head_dim = d;
-  c.round_bf16 = s.round_input_bf16;
-  if (s.format == "q8_0" || s.format == "q4_0") {
-    const bool q8 = s.format == "q8_0";
-    c.family = q8 ? kc::KvFamily::kQ8_0 : kc::KvFamily::kQ4_0;
-    c.k_bytes = c.v_bytes = d / kk::kGgmlBlock * (q8 ? kk::kQ8_0Bytes : kk::kQ4_0Bytes);
-    c.k_rot = s.k_rotation_block;
-    c.v_rot = s.v_rotation_block;
-    return out;
-  }
-  if (s.format == "nvfp4") {
-    c.family = kc::KvFamily::kNvfp4;
-    c.k_bytes = c.v_bytes = d / 2 + d / kk::kNvfp4Block;
-    out.k_scales = s.scales.k[0];
-    out.v_scales = s.scales.v[0];
-    c.k_scales = out.k_scales.data();
-    c.v_scales = out.v_scales.data();
-    return out;
-  }
-  const kk::TurboQuantPreset& p = s.turboquant;
-  c.family = p.key_bits == 8 ? kc::KvFamily::kTqFp8Key : kc::KvFamily::kTqMse;
-  c.key_bits = p.key_bits;
-  c.value_bits = p.value_bits;
-  c.k_bytes = kk::tq_key_bytes(d, p.key_bits);
-  c.v_bytes = kk::tq_slot_bytes(d, p) - c.k_bytes;
-  if (p.key_bits != 8) {
-    out.midpoints = kk::turboquant_table(d, p.key_bits).midpoints;
-    c.midpoints = out.midpoints.data();
-  }
-  return out;
-}
 
 struct Outcome {
   int vectors = 0, mismatched = 0, parallel = 0;
@@ -73,7 +43,7 @@ Outcome check(const std::string& format, const nlohmann::json& params, int vecto
   constexpr int d = 32 * E;
   const kk::KvFormatSpec s = kk::resolve_kv_format({format, params}, {.layers = 1, .kv_heads = 1, .head_dim = d});
   const auto host = kk::make_head_codec(s, 0);
-  const DeviceCodec dc = device_codec(s, d);
+  const DeviceCodec dc(s);
   const kc::KvLayerCodec& c = dc.c;
   REQUIRE(c.k_bytes == host->k_bytes());
   REQUIRE(c.v_bytes == host->v_bytes());
