@@ -22,7 +22,8 @@
 // block take turns issuing S (named barriers) so that one's softmax overlaps the other's product;
 // a page's P V is awaited at the next page's barrier, or (bf16, and in engine mode fp8, the
 // per-token-head formats and nvfp4: kPipelined) runs during the next page's softmax, the pages coming
-// through a ring on mbarriers instead of block barriers (the decoded formats: decoded_ring).
+// through a ring on mbarriers instead of block barriers (the decoded formats: decoded_ring), filled
+// (bf16 pages and the tile pool's, producer_warp) by a third, producer warpgroup.
 // ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
@@ -585,9 +586,31 @@ __device__ __forceinline__ void staged_pages(const KvLayerCodec& c, int kvh, int
 // as bf16 pages do (the lean softmax too).
 // H (f16_operands: the fp16 cache, F = kBf16): the pages are copied as bf16 pages are, and the
 // products take fp16 operands, Q's and P's bf16 values scaled by powers of two into fp16's range.
-template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
-__global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
+//
+// The block's shared bookkeeping: its warps' tiles (sequence, first and last token + 1) and the
+// ring's mbarriers. (kPipelined) full[s] completes when every thread's copies of slot s's page have
+// landed (or every thread decoded its part; PL: one thread's bulk copies; producer_warp: the producer
+// warp's copies), empty[s] when every tile thread is done with it (its P V awaited). (kSharedRaw)
+// The raw ring's: raw_full[r] when every thread's copies of the page landed, raw_empty[r] when every
+// thread decoded it.
+template <int W, int kStages, int kRawStages>
+struct BlockShared {
+  std::uint64_t ring_full[kStages], ring_empty[kStages], raw_full[kRawStages], raw_empty[kRawStages];
+  int w_seq[W], w_lo[W], w_hi[W];
+};
+template <KvFamily F, int D, bool WG, int QT>
+using BlockSharedOf = BlockShared<warps_of<F, D>(), ring_stages<F, WG, QT>(), raw_stages<F, WG, QT>()>;
+
+// The kernel's body for the tile warps (PR false) or (producer_warp) the producer warpgroup (PR
+// true): two copies of the code, so that the producer's needs few registers (setmaxnreg).
+template <KvFamily F, int D, bool WG, int QT, bool PL, bool H, bool PR>
+__device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int na,
+                                              BlockSharedOf<F, D, WG, QT>& sh) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
+  // (producer_warp) Warp W copies the pages (warps W + 1 to W + 3 only pass the block's barriers); the
+  // W warps of tiles (threads [0, T)) compute.
+  constexpr bool kProducer = producer_warp<F, WG, QT, PL>();
+  static_assert(!PR || kProducer, "a producer warpgroup only where producer_warp");
   using S = Smem<F, D, WG, QT>;
   constexpr int NT = D / 8;
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
@@ -609,17 +632,15 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   float* tok_scale = reinterpret_cast<float*>(qf + S::q_uint4);
   float* scratch = reinterpret_cast<float*>(tiles);                // fp32 [16 W][D] outside the page loop
   std::uint8_t* raw = reinterpret_cast<std::uint8_t*>(smem4) + S::raw_offset;  // [kRawStages][K region, V region]
-  __shared__ int w_seq[W], w_lo[W], w_hi[W];
-  // (kPipelined) The ring's mbarriers: full[s] completes when every thread's copies of slot s's page
-  // have landed (or every thread decoded its part; PL: thread 0's bulk copies), empty[s] when every
-  // thread is done with it (its P V awaited). (kSharedRaw) The raw ring's: raw_full[r] when every
-  // thread's copies of the page landed, raw_empty[r] when every thread decoded it.
-  __shared__ std::uint64_t ring_full[kStages], ring_empty[kStages], raw_full[kRawStages], raw_empty[kRawStages];
+  int *const w_seq = sh.w_seq, *const w_lo = sh.w_lo, *const w_hi = sh.w_hi;
+  std::uint64_t *const ring_full = sh.ring_full, *const ring_empty = sh.ring_empty;
+  std::uint64_t *const raw_full = sh.raw_full, *const raw_empty = sh.raw_empty;
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
+  constexpr bool producer = PR;
   const int kvh = blockIdx.y, split = blockIdx.x;
   const int ti = blockIdx.z * W + warp;
-  const bool has_tile = ti < a.num_tiles;
+  const bool has_tile = !producer && ti < a.num_tiles;
   const int group = a.heads / a.kv_heads, qw = a.heads * D;
   const AttentionTile tl = has_tile ? a.tiles[ti] : AttentionTile{-1, 0, 0};
   const int nq = tl.rows * group;
@@ -648,12 +669,12 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   }
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
-  stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
+  if (!producer) stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
   // (H) Each row's bf16 Q as fp16, times the power of two f16_range_exponent gives (rows g: fragment
   // elements 0 and 2, g + 8: 1 and 3; a row's values are its quad's); row_mul undoes it on the row's
   // scores.
   float row_mul[2] = {1.0f, 1.0f};
-  if constexpr (H) {
+  if constexpr (H && !PR) {
     float mx[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks)
@@ -676,7 +697,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
       for (int e = 0; e < 4; ++e) qr[ks][e] = bf2_as_h2(qr[ks][e], qs[e & 1]);
   }
-  if (lane == 0) {
+  if (lane == 0 && !producer) {
     const int p0 = has_tile ? a.row_pos[tl.row0] : 0;
     w_seq[warp] = has_tile ? tl.seq : -1;
     w_lo[warp] = a.window > 0 ? max(0, p0 - a.window + 1) : 0;
@@ -684,15 +705,15 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
   }
   if constexpr (kPipelined) {
     if (threadIdx.x == 0) {
-      for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], PL ? 1 : T), mbar_init(&ring_empty[st], T);
+      for (int st = 0; st < kStages; ++st) mbar_init(&ring_full[st], PL ? 1 : kProducer ? 32 : T), mbar_init(&ring_empty[st], T);
       if constexpr (kSharedRaw)
         for (int st = 0; st < kRawStages; ++st) mbar_init(&raw_full[st], T), mbar_init(&raw_empty[st], T);
     }
   }
   // The warpgroups' turns on the tensor cores (wg_qk): warpgroup 0 goes first.
-  if (WG && W == 8 && warp >= 4) named_barrier_arrive(2, 256);
+  if (WG && W == 8 && warp >= 4 && !producer) named_barrier_arrive(2, 256);
   if constexpr (WG) fence_proxy_async();  // Q's tiles, for wgmma
-  __syncthreads();
+  block_sync();
 
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   float o[NT][4];
@@ -741,8 +762,9 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     };
     const auto issue = [&](int p) {
       const std::int64_t region = static_cast<std::int64_t>(page_at(p)) * a.kv_heads + kvh;
-      issue_page<F, D, T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, valid(p), k_region, v_region, tiles, raw,
-                          tiles_ring<F>() ? slot(p) : raw_slot(p));
+      issue_page<F, D, kProducer ? 32 : T, WG>(a.k_pool + region * k_region, a.v_pool + region * v_region, valid(p), k_region,
+                                               v_region, tiles, raw, tiles_ring<F>() ? slot(p) : raw_slot(p),
+                                               kProducer ? lane : static_cast<int>(threadIdx.x));
     };
     // The term tiles of page p: its ring slot, or the one stage page_to_terms fills; its token scales.
     const auto k_tile = [&](int p) { return tiles + (S::ring > 1 ? slot(p) * S::stage : 0); };
@@ -768,7 +790,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       if (p >= pe) return;
       const int i = ring(p);
       if constexpr (PL) {
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == (kProducer ? T : 0)) {
           if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
           constexpr unsigned tiles_b = S::stage * 2, scales_b = token_scales<F>() ? 2 * kTile * 4 : 0;
           static_assert(tiles_b + 2 * kTile * 4 == kTilePoolPageBytes, "a pool page is a ring slot's image");
@@ -803,7 +825,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
     const auto needs = [&](int w, int p) { return w_seq[w] == seq && p * kTile < w_hi[w] && (p + 1) * kTile > w_lo[w]; };
     // This warp's own needs(warp, p), its bounds read once: the page loop's mbarrier waits and
     // wgmma fences are memory clobbers, so the compiler would reload them from shared memory a page.
-    const bool own_seq = w_seq[warp] == seq;
+    const bool own_seq = !producer && w_seq[warp] == seq;
     const int own_lo = w_lo[warp], own_hi = w_hi[warp];
     const auto own_needs = [&](int p) { return own_seq && p * kTile < own_hi && (p + 1) * kTile > own_lo; };
     // (WG) S = Q K^T of page p (wg_qk_issue), unless none of the warpgroup's warps needs the page and
@@ -857,7 +879,18 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
             cp_async_commit();
           }
         }
-        pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, fill, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+        if constexpr (PR) {
+          // Every page of the range, each once the tile warps left its slot (fill waits).
+          if (warp == W)
+            for (int p = pb; p < pe; ++p) {
+              fill(p);
+              __syncwarp();
+            }
+        } else if constexpr (kProducer) {
+          pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+        } else {
+          pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, fill, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+        }
         ring_i0 += pe - pb;
       }
     } else {
@@ -868,7 +901,7 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
       wgmma_wait<0>();
       wgmma_fence_operand(o);
     }
-    __syncthreads();  // the last page's slot is free before the next sequence's first copy
+    block_sync();  // the last page's slot is free before the next sequence's first copy
   }
   if (!has_tile) return;
   if constexpr (H)
@@ -877,6 +910,20 @@ __global__ void __launch_bounds__(warps_of<F, D>() * 32) prefill_kernel(KvLayerC
 #pragma unroll
       for (int e = 0; e < 4; ++e) o[n][e] *= 1.0f / kPf16Mul;  // exact: a power of two
   write_partial<F, D>(c, a, rot, ti, kvh, split, splits, nq, scratch, m, l, o);
+}
+
+template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
+__global__ void __launch_bounds__(block_threads<F, D, WG, QT, PL>()) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
+  __shared__ BlockSharedOf<F, D, WG, QT> sh;
+  if constexpr (producer_warp<F, WG, QT, PL>()) {
+    if (threadIdx.x >= warps_of<F, D>() * 32) {
+      setmaxnreg_dec<kProducerRegs>();
+      prefill_block<F, D, WG, QT, PL, H, true>(c, a, splits, na, sh);
+      return;
+    }
+    setmaxnreg_inc<kTileRegs>();
+  }
+  prefill_block<F, D, WG, QT, PL, H, false>(c, a, splits, na, sh);
 }
 
 // Pool page i's sequence, its page there and the sequence's tokens (the plan's sequences take
@@ -983,7 +1030,7 @@ void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cuda
   // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
   // one term against every term of K and V.
   const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
-  prefill_kernel<F, D, WG, QT, PL, H><<<grid, W * 32, smem, s>>>(c, a, splits, na);
+  prefill_kernel<F, D, WG, QT, PL, H><<<grid, block_threads<F, D, WG, QT, PL>(), smem, s>>>(c, a, splits, na);
   KV_CUDA_CHECK_LAUNCH();
 }
 

@@ -135,6 +135,26 @@ template <KvFamily F, bool WG, int QT>
 constexpr bool pipelined() {
   return WG && (tiles_ring<F>() || decoded_ring<F, WG, QT>());
 }
+// A producer warpgroup (the block's last, past the W warps of tiles) whose first warp copies the
+// pipelined loop's pages into the ring while the tile warps only compute: the bf16 ring's cp.async
+// and the tile pool's bulk copies (PL), in engine mode. The page loop is bound by each tile warp's own
+// instructions, a quarter of which were its copies (bench-notes/prefill-producer-2026-12-07.md:
+// 7-12% on a chunk's attention). A whole warpgroup, as FlashAttention-3's,
+// because registers move between warpgroups (setmaxnreg): a scheduler's 16384 registers hold one
+// producer warp at kProducerRegs and two tile warps at kTileRegs. Formats that decode in the ring
+// keep their copies on the tile warps, which decode them; so do those that rotate Q
+// (int4_per_token_head: stage_q_terms's block barriers are the tile warps').
+template <KvFamily F, bool WG, int QT, bool PL>
+constexpr bool producer_warp() {
+  return pipelined<F, WG, QT>() && QT == 1 && (tiles_ring<F>() || PL) && !may_rotate<F>();
+}
+template <KvFamily F, int D, bool WG, int QT, bool PL>
+constexpr int block_threads() {
+  return (warps_of<F, D>() + (producer_warp<F, WG, QT, PL>() ? 4 : 0)) * 32;
+}
+constexpr int kProducerRegs = 56, kTileRegs = 224;
+static_assert(kProducerRegs * 32 + 2 * kTileRegs * 32 <= 16384, "a scheduler's registers: one producer warp, two tile warps");
+
 // Stages of the ring. The pipelined loop keeps four: page p - 1's V (its P V runs during page p's
 // softmax), page p, and pages p + 1 and p + 2 landing, so a copy has two pages' time: 4 x 32 KB of
 // tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode: Q in registers, the raw ring beside the tiles).
@@ -177,7 +197,7 @@ struct Smem {
 // kernel (WG) stores a tile as panels of 64 columns, [col / 64][t][64]: wgmma's 128-byte swizzle
 // (wgmma.cuh); at head_dim 64 the two layouts are the same.
 template <int D, bool WG>
-__device__ __forceinline__ int tile_index(int t, int col) {
+__device__ __forceinline__ constexpr int tile_index(int t, int col) {
   if constexpr (WG) return ((col >> 6) * kTile + t) * 64 + ((((col >> 3) ^ t) & 7) << 3) + (col & 7);
   else return t * D + ((((col >> 3) ^ t) & 7 | (col >> 3) & ~7) << 3) + (col & 7);
 }
@@ -249,6 +269,9 @@ __device__ __forceinline__ void store_terms(__nv_bfloat16* base, int tile, int i
 // this warp without waiting.
 __device__ __forceinline__ void named_barrier_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void named_barrier_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+// The whole block's barrier where its warps reach it from different code (prefill_block's copies for
+// the tile warps and the producer warpgroup): barrier.sync without .aligned, which __syncthreads is.
+__device__ __forceinline__ void block_sync() { asm volatile("barrier.sync 0;\n" ::: "memory"); }
 
 // fn(i, j) for each product of term i of Q or P (QT of them) and term j of K or V (NB) with
 // i + j < n, the smallest (largest i + j) first: exact mode n = kTerms, bf16x3 n = 2; engine mode

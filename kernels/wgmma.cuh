@@ -30,6 +30,25 @@ namespace kvgate::kernels::cuda {
 #define KVGATE_WGMMA_ASM 0
 #endif
 
+// A warpgroup's registers a thread, raised or lowered to N (sm_90a, as wgmma): a producer warpgroup
+// gives its registers to the warpgroups that compute.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+#if KVGATE_WGMMA_ASM
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#else
+  __trap();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+#if KVGATE_WGMMA_ASM
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#else
+  __trap();
+#endif
+}
+
 // Descriptor of a 128-byte-swizzled operand at shared address `addr` (bits 0-13 address >> 4, 16-29
 // LBO >> 4, 32-45 SBO >> 4, 62-63 swizzle mode 1 = 128 bytes).
 __device__ __forceinline__ std::uint64_t wgmma_desc(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
