@@ -138,12 +138,12 @@ constexpr bool pipelined() {
 // A producer warpgroup (the block's last, past the W warps of tiles) whose first warp copies the
 // pipelined loop's pages into the ring while the tile warps only compute: the bf16 ring's cp.async
 // and the tile pool's bulk copies (PL), in engine mode. The page loop is bound by each tile warp's own
-// instructions, a quarter of which were its copies (bench-notes/prefill-producer-2026-12-07.md:
-// 7-12% on a chunk's attention). A whole warpgroup, as FlashAttention-3's,
-// because registers move between warpgroups (setmaxnreg): a scheduler's 16384 registers hold one
-// producer warp at kProducerRegs and two tile warps at kTileRegs. Formats that decode in the ring
-// keep their copies on the tile warps, which decode them; so do those that rotate Q
-// (int4_per_token_head: stage_q_terms's block barriers are the tile warps').
+// instructions, and a page's copy would be a quarter of them (bench-notes/prefill-producer-2026-12-07.md).
+// A whole warpgroup, as FlashAttention-3's, because registers move between warpgroups (setmaxnreg):
+// a scheduler's 16384 registers hold one producer warp at kProducerRegs and two tile warps at
+// kTileRegs. Formats that decode in the ring keep their copies on the tile warps, which decode them;
+// so do those that rotate Q (int4_per_token_head), whose Q staging's block barriers the producer
+// would have to match one for one.
 template <KvFamily F, bool WG, int QT, bool PL>
 constexpr bool producer_warp() {
   return pipelined<F, WG, QT>() && QT == 1 && (tiles_ring<F>() || PL) && !may_rotate<F>();
