@@ -637,10 +637,9 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
   std::uint64_t *const raw_full = sh.raw_full, *const raw_empty = sh.raw_empty;
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
-  constexpr bool producer = PR;
   const int kvh = blockIdx.y, split = blockIdx.x;
   const int ti = blockIdx.z * W + warp;
-  const bool has_tile = !producer && ti < a.num_tiles;
+  const bool has_tile = !PR && ti < a.num_tiles;
   const int group = a.heads / a.kv_heads, qw = a.heads * D;
   const AttentionTile tl = has_tile ? a.tiles[ti] : AttentionTile{-1, 0, 0};
   const int nq = tl.rows * group;
@@ -669,7 +668,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
   }
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
-  if (!producer) stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
+  if constexpr (!PR) stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
   // (H) Each row's bf16 Q as fp16, times the power of two f16_range_exponent gives (rows g: fragment
   // elements 0 and 2, g + 8: 1 and 3; a row's values are its quad's); row_mul undoes it on the row's
   // scores.
@@ -697,7 +696,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
 #pragma unroll
       for (int e = 0; e < 4; ++e) qr[ks][e] = bf2_as_h2(qr[ks][e], qs[e & 1]);
   }
-  if (lane == 0 && !producer) {
+  if (lane == 0 && !PR) {
     const int p0 = has_tile ? a.row_pos[tl.row0] : 0;
     w_seq[warp] = has_tile ? tl.seq : -1;
     w_lo[warp] = a.window > 0 ? max(0, p0 - a.window + 1) : 0;
@@ -711,7 +710,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
     }
   }
   // The warpgroups' turns on the tensor cores (wg_qk): warpgroup 0 goes first.
-  if (WG && W == 8 && warp >= 4 && !producer) named_barrier_arrive(2, 256);
+  if (WG && W == 8 && warp >= 4 && !PR) named_barrier_arrive(2, 256);
   if constexpr (WG) fence_proxy_async();  // Q's tiles, for wgmma
   block_sync();
 
@@ -825,7 +824,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
     const auto needs = [&](int w, int p) { return w_seq[w] == seq && p * kTile < w_hi[w] && (p + 1) * kTile > w_lo[w]; };
     // This warp's own needs(warp, p), its bounds read once: the page loop's mbarrier waits and
     // wgmma fences are memory clobbers, so the compiler would reload them from shared memory a page.
-    const bool own_seq = !producer && w_seq[warp] == seq;
+    const bool own_seq = !PR && w_seq[warp] == seq;
     const int own_lo = w_lo[warp], own_hi = w_hi[warp];
     const auto own_needs = [&](int p) { return own_seq && p * kTile < own_hi && (p + 1) * kTile > own_lo; };
     // (WG) S = Q K^T of page p (wg_qk_issue), unless none of the warpgroup's warps needs the page and
