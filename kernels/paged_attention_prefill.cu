@@ -86,8 +86,8 @@ namespace {
 // Q's terms of the block's warps. K's rotation moved onto Q: the block's 16 W query vectors through
 // the scratch, signs first, then the butterflies (block-uniform: the codec's). Then this warp's tile's
 // fragments (QT terms), per lane in qf, or (WG) in the warpgroup's Q tiles, or (WG, one term:
-// q_in_registers) in qr, the A operand of the warpgroup's S products.
-template <KvFamily F, int D, bool WG, int QT>
+// q_in_registers, QR) in qr, the A operand of the warpgroup's S products.
+template <KvFamily F, int D, bool WG, int QT, bool QR = q_in_registers<WG, QT>()>
 __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const KvRotations& rot, const AttentionTile& tl, int nq, int kvh,
                                               int group, int qw, float* scratch, uint4* qf, std::uint32_t (&qr)[D / 16][4]) {
   constexpr int W = warps_of<F, D>(), T = W * 32, KS = D / 16;
@@ -127,7 +127,7 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
         x.x = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x.x / a.emulation.q_scale)),
         x.y = fp8_e4m3_to_f32(f32_to_fp8_e4m3(x.y / a.emulation.q_scale));
       split_terms<QT>(x.x, x.y, t[e]);
-      if constexpr (q_in_registers<WG, QT>()) {
+      if constexpr (QR) {
         qr[ks][e] = t[e][0];
       } else if constexpr (WG) {
         // Row 16 (warp % 4) + qi of the warpgroup's tiles: the rows of this warp's accumulators.
@@ -245,23 +245,30 @@ __device__ __forceinline__ void mma_qk(const uint4* qf, const __nv_bfloat16* kt,
   }
 }
 
-// A row's 16 values in this thread (r = 0: row g, 1: row g + 8) reduced by op as a tree: depth 4
-// where a chain is 16 dependent instructions; with two warps a scheduler, fixed-latency dependencies
+// A row's 2 N values in this thread (r = 0: row g, 1: row g + 8) reduced by op as a tree: depth 4
+// (N = 8) where a chain is 16 dependent instructions; with two warps a scheduler, fixed-latency dependencies
 // are the kernel's largest stall reason (docs/bench-notes/prefill-elementwise-2026-12-07.md).
-template <class Op>
-__device__ __forceinline__ float row_tree(const float (&s)[8][4], int r, Op op) {
-  float t[8];
+// t[n] = op(t[n], t[n + W]) for n < W, then the same at W / 2 ..: each level's count a constant, so
+// t stays in registers (a loop over the level width left 16 values in local memory).
+template <int W, int N, class Op>
+__device__ __forceinline__ void fold_tree(float (&t)[N], Op op) {
+  if constexpr (W > 0) {
 #pragma unroll
-  for (int n = 0; n < 8; ++n) t[n] = op(s[n][2 * r], s[n][2 * r + 1]);
+    for (int n = 0; n < W; ++n) t[n] = op(t[n], t[n + W]);
+    fold_tree<W / 2>(t, op);
+  }
+}
+template <int N, class Op>
+__device__ __forceinline__ float row_tree(const float (&s)[N][4], int r, Op op) {
+  float t[N];
 #pragma unroll
-  for (int w = 4; w > 0; w >>= 1)
-#pragma unroll
-    for (int n = 0; n < w; ++n) t[n] = op(t[n], t[n + w]);
+  for (int n = 0; n < N; ++n) t[n] = op(s[n][2 * r], s[n][2 * r + 1]);
+  fold_tree<N / 2>(t, op);
   return t[0];
 }
 
-// Mask, scale and online softmax of the scores s of a page's tokens t0 .. t0 + 63 (this warp's 16
-// rows): s becomes p (times the tokens' V scales), l and m move on, alpha is what o must be multiplied
+// Mask, scale and online softmax of the scores s of tokens t0 .. t0 + 8 N - 1, a page's (N = 8) or
+// a paired step's two pages' (N = 16), of this warp's 16 rows: s becomes p (times the tokens' V scales), l and m move on, alpha is what o must be multiplied
 // by (1: nothing). (WG) A warp whose tile does not see the page (!act) adds nothing: all its scores
 // are masked, so p = 0, and m, l and alpha stay as they were.
 //
@@ -280,13 +287,14 @@ __device__ __forceinline__ float row_tree(const float (&s)[8][4], int r, Op op) 
 // rescale factor is an ex2 too, and the caller passes act from the warp's page bounds in registers
 // (own_needs). That is faster for those two; nvfp4 measured slower with it, so the formats decoded a
 // warp at a time keep the vote and expf (docs/bench-notes/prefill-lean-softmax-2026-12-06.md).
-template <KvFamily F, bool kFused, bool kLean>
+template <KvFamily F, bool kFused, bool kLean, int N = 8>
 __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool act, int t0, int nq, const int (&first)[2], const int (&last)[2],
                                              const int (&warp_vis)[2],
-                                             float k_mul, const float (&row_mul)[2], const float* tok_scale, float (&s)[8][4],
+                                             float k_mul, const float (&row_mul)[2], const float* tok_scale, float (&s)[N][4],
                                              float (&alpha)[2], float (&m)[2], float (&l)[2]) {
+  static_assert(N == 8 || !token_scales<F>(), "token scales: a page's 64 tokens");
   const int lane = threadIdx.x & 31, g = lane >> 2, cq = lane & 3;
-  // Mask, scale, online softmax (rows g and g + 8; a row's 64 scores live in one quad). A page
+  // Mask, scale, online softmax (rows g and g + 8; a row's 8 N scores live in one quad). A page
   // inside every row's visible tokens (most pages of a long prefill) needs no mask.
   float mx[2] = {-INFINITY, -INFINITY};
   const float scale = a.emulation.q_fp8 ? a.scale * a.emulation.q_scale : a.scale;  // fp8 Q staged unscaled
@@ -297,7 +305,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   [[maybe_unused]] const float row_muls[2] = {mul * row_mul[0], mul * row_mul[1]};
   const auto scale_scores = [&](auto masked) {
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+    for (int n = 0; n < N; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int r = e >> 1, tok = t0 + n * 8 + 2 * cq + (e & 1);
@@ -311,11 +319,11 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   };
   bool inside = act;
   if constexpr (kLean) {
-    inside = inside && t0 >= warp_vis[0] && t0 + kTile - 1 <= warp_vis[1];  // warp-uniform
+    inside = inside && t0 >= warp_vis[0] && t0 + N * 8 - 1 <= warp_vis[1];  // warp-uniform
   } else {
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + kTile - 1 <= last[r];
+      if (g + 8 * r < nq) inside = inside && t0 >= first[r] && t0 + N * 8 - 1 <= last[r];
     inside = __all_sync(0xffffffffu, inside);
   }
   if (inside) scale_scores(std::false_type{});
@@ -338,7 +346,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   [[maybe_unused]] const float c[2] = {row_muls[0] * 1.44269504088896341f, row_muls[1] * 1.44269504088896341f};
   [[maybe_unused]] const float ml2[2] = {mx[0] * 1.44269504088896341f, mx[1] * 1.44269504088896341f};
 #pragma unroll
-  for (int n = 0; n < 8; ++n)
+  for (int n = 0; n < N; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int r = e >> 1;
@@ -355,7 +363,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   // hardware's conversions, two weights an instruction (the same RNE and saturation: fp8_formats.h).
   if (a.emulation.pv_fp8)
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+    for (int n = 0; n < N; ++n)
 #pragma unroll
       for (int e = 0; e < 4; e += 2) {
         const __nv_fp8x2_storage_t q = __nv_cvt_float2_to_fp8x2(make_float2(s[n][e], s[n][e + 1]), __NV_SATFINITE, __NV_E4M3);
@@ -365,7 +373,7 @@ __device__ __forceinline__ void page_softmax(const PagedAttentionArgs& a, bool a
   // Per-token V scales go onto p (fp32, before the split; l keeps the unscaled sum).
   if constexpr (token_scales<F>()) {
 #pragma unroll
-    for (int n = 0; n < 8; ++n) {
+    for (int n = 0; n < N; ++n) {
       const float2 vs = *reinterpret_cast<const float2*>(tok_scale + kTile + n * 8 + 2 * cq);
       s[n][0] *= vs.x, s[n][1] *= vs.y, s[n][2] *= vs.x, s[n][3] *= vs.y;
     }
@@ -386,6 +394,37 @@ __device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::
       wgmma_m64n128k16_rs_tn<H>(o, P[kk][i], wgmma_desc_at(vd, j * S::tile * 2 + kk * 16 * 128));
   });
   wgmma_commit();  // awaited by the caller: at the next page's barrier, or during the next page (pipelined)
+}
+
+// (paired_steps) S = Q K^T of a pair slot's 128 keys (kt: its K panels of 128 rows), issued and
+// committed: one 64 x 128 x 16 wgmma a k-step, Q's one term from the warpgroup's shared-memory tiles
+// (qd); the turn on the tensor cores as wg_qk_issue's. Always issued: a skipped wgmma or a non-wgmma
+// write of its accumulator makes ptxas serialize every wgmma of the kernel (C7515).
+template <KvFamily F, int D>
+__device__ __forceinline__ void wg_qk_pair_issue(const __nv_bfloat16* kt, std::uint64_t qd, float (&s)[16][4]) {
+  constexpr int KS = D / 16;
+  const int warp = threadIdx.x >> 5;
+  named_barrier_sync(warp >= 4 ? 1 : 2, 256);
+  const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks)  // panel ks / 4 (Q's of 64 rows, K's of 128), 32 bytes a k-step in a row
+    wgmma_m64n128k16_ss(s, wgmma_desc_at(qd, ks / 4 * kTile * 128 + ks % 4 * 32), wgmma_desc_at(kd, ks / 4 * 2 * kTile * 128 + ks % 4 * 32),
+                        ks > 0);
+  wgmma_commit();
+  named_barrier_arrive(warp >= 4 ? 2 : 1, 256);
+}
+
+// (paired_steps) O += P V of a pair slot (its two pages' V tiles vt, vt + tile), committed: P's
+// k-steps 0-3 against the first page's tokens, 4-7 against the second's.
+template <KvFamily F, int D, int NT>
+__device__ __forceinline__ void wg_pv_pair_issue(const __nv_bfloat16* vt, const std::uint32_t (&P)[8][1][4], float (&o)[NT][4]) {
+  using S = Smem<F, D, true, 1>;
+  const std::uint64_t vd = wgmma_desc(smem_u32(vt), kTile * 128, 1024);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk) wgmma_m64n128k16_rs_tn(o, P[kk][0], wgmma_desc_at(vd, kk / 4 * S::tile * 2 + kk % 4 * 16 * 128));
+  wgmma_commit();
 }
 
 // O += P V of a page (V's term tiles vt) on mma.sync.
@@ -490,9 +529,10 @@ __device__ __forceinline__ void rescale_o(const float (&alpha)[2], float (&o)[NT
 // 1) awaited and page p - 1 released, page p + 2 copied into page p - 2's slot (both warpgroups
 // released it a page ago, so this seldom waits; fill: the caller's, which arrives on the slot's full
 // mbarrier), then o rescaled and P's terms made. Every page of the
-// range runs both products (a warp whose tile does not see a page adds p = 0). ring(p): page p's
-// index in the block's ring, its slot and its mbarriers' phases follow from that.
-template <int kStages, int QT, int NT, class Ring, class Fill, class QK, class Softmax, class Rescale, class MakeP, class PV>
+// range runs both products (a warp whose tile does not see a page adds p = 0). A step is KS pages
+// (paired_steps: 2, one slot of the paired ring), p its first. ring(p): the step's index in the
+// block's ring, its slot and its mbarriers' phases follow from that.
+template <int kStages, int QT, int KS, int NT, class Ring, class Fill, class QK, class Softmax, class Rescale, class MakeP, class PV>
 __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* ring_full, std::uint64_t* ring_empty, const Ring& ring,
                                                 const Fill& fill, const QK& wg_qk, const Softmax& softmax, const Rescale& rescale,
                                                 const MakeP& wg_p, const PV& wg_pv, float (&o)[NT][4]) {
@@ -502,36 +542,37 @@ __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* r
     fence_proxy_async();  // the copies (generic proxy) before wgmma reads them
   };
   const auto release = [&](int p) { mbar_arrive(&ring_empty[slot(p)]); };
-  float s[8][4], alpha[2];
-  std::uint32_t P[4][QT][4];
+  float s[8 * KS][4], alpha[2];
+  std::uint32_t P[4 * KS][QT][4];
   fill(pb);
-  fill(pb + 1);
+  fill(pb + KS);
   landed(pb);
   wg_qk(pb, s, true);
   wgmma_wait<0>();
   wgmma_fence_operand(s);
   softmax(pb, s, alpha);
-  fill(pb + 2);
+  fill(pb + 2 * KS);
   rescale(alpha);
   wg_p(s, P);
-  for (int p = pb + 1; p < pe; ++p) {
+  int p = pb + KS;
+  for (; p < pe; p += KS) {
     landed(p);
     wg_qk(p, s, true);
-    wg_pv(p - 1, P);
+    wg_pv(p - KS, P);
     wgmma_wait<1>();  // S(p)
     wgmma_fence_operand(s);
     softmax(p, s, alpha);
-    wgmma_wait<0>();  // P V(p - 1)
+    wgmma_wait<0>();  // P V(p - KS)
     wgmma_fence_operand(o);
-    release(p - 1);
-    fill(p + 2);
+    release(p - KS);
+    fill(p + 2 * KS);
     rescale(alpha);
     wg_p(s, P);
   }
-  wg_pv(pe - 1, P);
+  wg_pv(p - KS, P);
   wgmma_wait<0>();
   wgmma_fence_operand(o);
-  release(pe - 1);
+  release(p - KS);
 }
 
 // The page loop on block barriers (every kernel but kPipelined): page p + 1 copied while the warps
@@ -621,6 +662,10 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
   constexpr bool kSharedRaw = shared_raw_ring<F, WG, QT>() && !PL;
   constexpr bool kLean = kPipelined && !kSharedRaw;  // page_softmax
   constexpr int kRawStages = raw_stages<F, WG, QT>();
+  // (paired_steps) Two pages a step: KS pages a ring slot, kSlots slots of the ring's pairs.
+  constexpr bool kPaired = paired_steps<F, WG, QT, PL, H>();
+  constexpr int KS = kPaired ? 2 : 1, kSlots = kStages / KS;
+  static_assert(!kPaired || (kProducer && kStages % 2 == 0), "the paired ring: a producer fills pairs of page slots");
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
   uint4* const smem4 = WG ? smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023) / 16 : smem_raw;
@@ -668,7 +713,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
   }
   // (q_in_registers) Q's fragments, this warp's 16 rows of the warpgroup's A operand.
   std::uint32_t qr[D / 16][4];
-  if constexpr (!PR) stage_q_terms<F, D, WG, QT>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
+  if constexpr (!PR) stage_q_terms<F, D, WG, QT, q_in_registers<WG, QT>() && !kPaired>(a, rot, tl, nq, kvh, group, qw, scratch, qf, qr);
   // (H) Each row's bf16 Q as fp16, times the power of two f16_range_exponent gives (rows g: fragment
   // elements 0 and 2, g + 8: 1 and 3; a row's values are its quad's); row_mul undoes it on the row's
   // scores.
@@ -743,9 +788,10 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
     [[maybe_unused]] int pool_base = 0;
     if constexpr (PL)
       for (int e = 0; e < a.pool_seqs && a.pool_plan[2 * e] != seq; ++e) pool_base += (a.pool_plan[2 * e + 1] + kTile - 1) / kTile;
-    // Page p's index in the block's ring (kPipelined: counted across sequences, pipelined_pages) and its slot.
-    const auto ring = [&](int p) { return (kPipelined ? ring_i0 : 0) + p - pb; };
-    const auto slot = [&](int p) { return ring(p) % kStages; };
+    // Page p's step's index in the block's ring (kPipelined: counted across sequences,
+    // pipelined_pages) and its slot.
+    const auto ring = [&](int p) { return (kPipelined ? ring_i0 : 0) + (p - pb) / KS; };
+    const auto slot = [&](int p) { return ring(p) % kSlots; };
     // Page p's valid tokens; its raw ring slot (formats decoded from raw bytes) and bytes there.
     const auto valid = [&](int p) { return min(kTile, hi_tok - p * kTile); };
     const auto raw_slot = [&](int p) { return ring(p) % kRawStages; };
@@ -766,7 +812,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
                                                kProducer ? lane : static_cast<int>(threadIdx.x));
     };
     // The term tiles of page p: its ring slot, or the one stage page_to_terms fills; its token scales.
-    const auto k_tile = [&](int p) { return tiles + (S::ring > 1 ? slot(p) * S::stage : 0); };
+    const auto k_tile = [&](int p) { return tiles + (S::ring > 1 ? slot(p) * KS * S::stage : 0); };
     const auto scales_of = [&](int p) { return tok_scale + (token_scales<F>() && S::ring > 1 ? slot(p) * 2 * kTile : 0); };
     // (kSharedRaw) Page p's raw bytes into its raw slot, once every thread decoded the page before
     // it there (page p - kRawStages: a page ago, so this seldom waits); raw_full completes when every
@@ -798,6 +844,17 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
           bulk_copy_g2s(k_tile(p), src, tiles_b, &ring_full[slot(p)]);
           if constexpr (scales_b > 0) bulk_copy_g2s(scales_of(p), src + tiles_b, scales_b, &ring_full[slot(p)]);
         }
+      } else if constexpr (kPaired) {
+        // The producer warp: pages p and p + 1 into the pair slot (K's rows 0-63 and 64-127 of each
+        // panel; V's two tiles), p + 1 as zeros past the range, whose scores the softmax masks.
+        if (i >= kSlots) mbar_wait(&ring_empty[slot(p)], (i / kSlots - 1) & 1);
+        __nv_bfloat16 *kt = k_tile(p), *vt = kt + 2 * S::tile;
+        const auto region = [&](int q) { return static_cast<std::int64_t>(page_at(q)) * a.kv_heads + kvh; };
+        const std::int64_t r0 = region(p), r1 = p + 1 < pe ? region(p + 1) : r0;
+        copy_bf16_page<D, 32, true, 2 * kTile>(a.k_pool + r0 * k_region, a.v_pool + r0 * v_region, valid(p), kt, vt, lane);
+        copy_bf16_page<D, 32, true, 2 * kTile>(a.k_pool + r1 * k_region, a.v_pool + r1 * v_region, p + 1 < pe ? valid(p + 1) : 0,
+                                               kt + kTile * 64, vt + S::tile, lane);
+        cp_async_arrive_noinc(&ring_full[slot(p)]);
       } else {
         if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
         if constexpr (kSharedRaw) {
@@ -855,6 +912,27 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
     [[maybe_unused]] const auto wg_pv = [&](int p, const std::uint32_t(&P)[4][QT][4]) {
       if constexpr (WG) wg_pv_issue<F, D, WG, QT, H>(k_tile(p) + NBK * S::tile, P, o);
     };
+    // (paired_steps) The same for the step of pages p and p + 1. The softmax's masks end at the
+    // range's last token: past it (a split's end, or p + 1 absent) the slot's keys are zeros whose
+    // tokens a row may still see.
+    [[maybe_unused]] const auto wg_qk2 = [&](int p, float(&s)[16][4], bool) {
+      if constexpr (kPaired) wg_qk_pair_issue<F, D>(k_tile(p), qd, s);
+    };
+    [[maybe_unused]] const auto softmax2 = [&](int p, float(&s)[16][4], float(&alpha)[2]) {
+      if constexpr (kPaired) {
+        const int end = min(pe, p + 2) * kTile - 1;
+        const int last2[2] = {min(last[0], end), min(last[1], end)}, vis2[2] = {warp_vis[0], min(warp_vis[1], end)};
+        page_softmax<F, true, kLean, 16>(a, own_needs(p) || own_needs(p + 1), p * kTile, nq, first, last2, vis2, k_mul, row_mul,
+                                         scales_of(p), s, alpha, m, l);
+      }
+    };
+    [[maybe_unused]] const auto wg_p2 = [&](const float(&s)[16][4], std::uint32_t(&P)[8][QT][4]) {
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk) p_fragments<QT, NBV == 1>(s, kk, P[kk]);
+    };
+    [[maybe_unused]] const auto wg_pv2 = [&](int p, const std::uint32_t(&P)[8][QT][4]) {
+      if constexpr (kPaired) wg_pv_pair_issue<F, D>(k_tile(p) + 2 * S::tile, P, o);
+    };
     const auto softmax_pv = [&](int p, float(&s)[8][4]) {
       float alpha[2];
       softmax(p, s, alpha);
@@ -879,18 +957,20 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
           }
         }
         if constexpr (PR) {
-          // Every page of the range, each once the tile warps left its slot (fill waits).
+          // Every step of the range, each once the tile warps left its slot (fill waits).
           if (warp == W)
-            for (int p = pb; p < pe; ++p) {
+            for (int p = pb; p < pe; p += KS) {
               fill(p);
               __syncwarp();
             }
+        } else if constexpr (kPaired) {
+          pipelined_pages<kSlots, QT, KS>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk2, softmax2, rescale, wg_p2, wg_pv2, o);
         } else if constexpr (kProducer) {
-          pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+          pipelined_pages<kStages, QT, KS>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk, softmax, rescale, wg_p, wg_pv, o);
         } else {
-          pipelined_pages<kStages, QT>(pb, pe, ring_full, ring_empty, ring, fill, wg_qk, softmax, rescale, wg_p, wg_pv, o);
+          pipelined_pages<kStages, QT, KS>(pb, pe, ring_full, ring_empty, ring, fill, wg_qk, softmax, rescale, wg_p, wg_pv, o);
         }
-        ring_i0 += pe - pb;
+        ring_i0 += (pe - pb + KS - 1) / KS;
       }
     } else {
       staged_pages<F, D, WG, QT>(c, kvh, pb, pe, hi_tok, k_region, v_region, raw, tok_scale, qf, k_lane, na, issue, k_tile, needs, wg_qk,

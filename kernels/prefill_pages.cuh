@@ -229,41 +229,50 @@ __device__ __forceinline__ const std::uint8_t* opaque(const std::uint8_t* p) {
   return p;
 }
 
+// cp.async of a bf16 page's rows (k_src, v_src) into K and V tiles kt and vt (16-byte chunks,
+// swizzled; tokens >= valid become zeros) by T threads, this one `tid` of them. K's panels hold KR
+// rows (a paired slot's 128: kt is where this page's first row goes), V's a page's.
+template <int D, int T, bool WG, int KR = kTile>
+__device__ __forceinline__ void copy_bf16_page(const std::uint8_t* k_src, const std::uint8_t* v_src, int valid, __nv_bfloat16* kt,
+                                               __nv_bfloat16* vt, int tid) {
+  constexpr int chunks = D / 8, per = kTile * chunks / T, row_bytes = 2 * D;
+  static_assert(kTile * chunks % T == 0, "whole chunks per thread");
+  // Chunk i is bytes 16 i of the page (rows of row_bytes), a constant step from this thread's
+  // first: one base a region and immediate offsets (opaque: else the compiler folds the page's
+  // region * bytes into each chunk's address again). Rows past valid are in the page too (a region
+  // holds all kTile rows), so their addresses are in bounds; none of them is read.
+  static_assert(chunks * 16 == row_bytes, "chunk i starts at byte 16 i");
+  const std::uint8_t* kb = opaque(k_src) + 16 * tid;
+  const std::uint8_t* vb = opaque(v_src) + 16 * tid;
+  // This thread's chunks are column ch of rows t0 + step u. A row's swizzle repeats every 8 rows
+  // (tile_index(t + 8, col) = tile_index(t, col) + row8), so the first P rows' offsets, kept in
+  // registers, give every chunk's as an immediate step: a warp of 32 copying alone (producer_warp)
+  // keeps 4 offsets, not 32 that spill. K's offset differs from V's by its panel's extra rows.
+  constexpr int step = T / chunks, P = step % 8 == 0 ? 1 : step % 4 == 0 ? 2 : step % 2 == 0 ? 4 : 8;
+  constexpr int row8 = tile_index<D, WG>(8, 0) - tile_index<D, WG>(0, 0);
+  static_assert(T % chunks == 0 && per % P == 0, "whole rows of chunks per pass");
+  const int ch = tid % chunks, t0 = tid / chunks;
+  kt += tile_index<D, WG, KR>(0, ch * 8) - tile_index<D, WG>(0, ch * 8);
+  int first[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) first[j] = tile_index<D, WG>(t0 + step * j, ch * 8);
+#pragma unroll
+  for (int u = 0; u < per; ++u) {
+    const int t = t0 + step * u, idx = first[u % P] + step * (u - u % P) / 8 * row8;
+    cp_async16_or_zero(kt + idx, kb + 16 * T * u, t < valid);
+    cp_async16_or_zero(vt + idx, vb + 16 * T * u, t < valid);
+  }
+}
+
 // cp.async of page (k_src, v_src) into ring slot `slot` by T threads, this one `tid` of them: bf16
-// rows into the slot's K and V term tiles (16-byte chunks, swizzled; tokens >= valid become zeros),
-// other formats' whole K and V regions (rows past valid are never decoded) into the slot's raw bytes.
+// rows into the slot's K and V term tiles (copy_bf16_page), other formats' whole K and V regions
+// (rows past valid are never decoded) into the slot's raw bytes.
 template <KvFamily F, int D, int T, bool WG>
 __device__ __forceinline__ void issue_page(const std::uint8_t* k_src, const std::uint8_t* v_src, int valid, int k_region,
                                            int v_region, __nv_bfloat16* tiles, std::uint8_t* raw, int slot, int tid) {
   if constexpr (tiles_ring<F>()) {
-    constexpr int chunks = D / 8, per = kTile * chunks / T, row_bytes = 2 * D;
-    static_assert(kTile * chunks % T == 0, "whole chunks per thread");
     __nv_bfloat16* kt = tiles + slot * Smem<F, D, WG>::stage;
-    __nv_bfloat16* vt = kt + Smem<F, D, WG>::tile;
-    // Chunk i is bytes 16 i of the page (rows of row_bytes), a constant step from this thread's
-    // first: one base a region and immediate offsets (opaque: else the compiler folds the page's
-    // region * bytes into each chunk's address again). Rows past valid are in the page too (a region
-    // holds all kTile rows), so their addresses are in bounds; none of them is read.
-    static_assert(chunks * 16 == row_bytes, "chunk i starts at byte 16 i");
-    const std::uint8_t* kb = opaque(k_src) + 16 * tid;
-    const std::uint8_t* vb = opaque(v_src) + 16 * tid;
-    // This thread's chunks are column ch of rows t0 + step u. A row's swizzle repeats every 8 rows
-    // (tile_index(t + 8, col) = tile_index(t, col) + row8), so the first P rows' offsets, kept in
-    // registers, give every chunk's as an immediate step: a warp of 32 copying alone (producer_warp)
-    // keeps 4 offsets, not 32 that spill.
-    constexpr int step = T / chunks, P = step % 8 == 0 ? 1 : step % 4 == 0 ? 2 : step % 2 == 0 ? 4 : 8;
-    constexpr int row8 = tile_index<D, WG>(8, 0) - tile_index<D, WG>(0, 0);
-    static_assert(T % chunks == 0 && per % P == 0, "whole rows of chunks per pass");
-    const int ch = tid % chunks, t0 = tid / chunks;
-    int first[P];
-#pragma unroll
-    for (int j = 0; j < P; ++j) first[j] = tile_index<D, WG>(t0 + step * j, ch * 8);
-#pragma unroll
-    for (int u = 0; u < per; ++u) {
-      const int t = t0 + step * u, idx = first[u % P] + step * (u - u % P) / 8 * row8;
-      cp_async16_or_zero(kt + idx, kb + 16 * T * u, t < valid);
-      cp_async16_or_zero(vt + idx, vb + 16 * T * u, t < valid);
-    }
+    copy_bf16_page<D, T, WG>(k_src, v_src, valid, kt, kt + Smem<F, D, WG>::tile, tid);
   } else {
     std::uint8_t* dst = raw + slot * (k_region + v_region);
     for (int i = 16 * tid; i < k_region; i += 16 * T) cp_async16(dst + i, k_src + i);

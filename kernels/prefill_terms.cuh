@@ -152,15 +152,33 @@ template <KvFamily F, int D, bool WG, int QT, bool PL>
 constexpr int block_threads() {
   return (warps_of<F, D>() + (producer_warp<F, WG, QT, PL>() ? 4 : 0)) * 32;
 }
+// The bf16 ring in engine numerics holds pages in pairs (paired_ring): 128 keys a step, as
+// FlashAttention-3's tiles at head_dim 128, so that a step's fixed part (the ring's waits, the turn
+// on the tensor cores, the descriptors, the rescale test) is paid once for 128 keys, and S is one
+// 64 x 128 x 16 product a k-step. A pair slot is [K: two pages' rows interleaved into 128-row panels]
+// [V of the first page][V of the second], so Q is read once per k-step for 128 keys. Q's one term
+// stays in its shared-memory tiles (an SS product): 128 keys of scores leave no registers for it.
+// The fp16-operand kernel (H) shares the layout (six page slots, the Q tiles unused) and keeps a
+// page a step with Q in registers, where its values are rescaled into fp16's range.
+template <KvFamily F, bool WG, int QT>
+constexpr bool paired_ring() {
+  return tiles_ring<F>() && WG && QT == 1;
+}
+template <KvFamily F, bool WG, int QT, bool PL, bool H>
+constexpr bool paired_steps() {
+  return paired_ring<F, WG, QT>() && producer_warp<F, WG, QT, PL>() && !PL && !H;
+}
 constexpr int kProducerRegs = 56, kTileRegs = 224;
 static_assert(kProducerRegs * 32 + 2 * kTileRegs * 32 <= 16384, "a scheduler's registers: one producer warp, two tile warps");
 
 // Stages of the ring. The pipelined loop keeps four: page p - 1's V (its P V runs during page p's
 // softmax), page p, and pages p + 1 and p + 2 landing, so a copy has two pages' time: 4 x 32 KB of
-// tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode: Q in registers, the raw ring beside the tiles).
+// tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode: Q in registers, the raw ring
+// beside the tiles). The paired ring six page slots, three pairs: the step before's (its P V), this
+// step's, the next step's landing (6 x 32 KB and 32 KB of Q tiles).
 template <KvFamily F, bool WG, int QT>
 constexpr int ring_stages() {
-  return pipelined<F, WG, QT>() ? 4 : 2;
+  return paired_ring<F, WG, QT>() ? 6 : pipelined<F, WG, QT>() ? 4 : 2;
 }
 // The raw ring's pages: one decoded while the next one lands; the shared raw ring a third, so that
 // a page's copy waits for the page before it to leave its slot (every thread decoded it a page ago).
@@ -180,7 +198,7 @@ struct Smem {
   static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
   static constexpr int stage = (NBK + NBV) * tile;
-  static constexpr int q_uint4 = q_in_registers<WG, QT>() ? 0 : W * (D / 16) * 32 * QT;
+  static constexpr int q_uint4 = q_in_registers<WG, QT>() && !paired_ring<F, WG, QT>() ? 0 : W * (D / 16) * 32 * QT;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
   static constexpr int ring = tiles_ring<F>() || decoded_ring<F, WG, QT>() ? ring_stages<F, WG, QT>() : 1;  // stages of tiles
   static constexpr int tiles_bytes = std::max(ring * stage * 2, W * 16 * D * 4);
@@ -196,9 +214,10 @@ struct Smem {
 // 8 rows an mma fragment or ldmatrix reads at one column land in 8 different bank groups. The wgmma
 // kernel (WG) stores a tile as panels of 64 columns, [col / 64][t][64]: wgmma's 128-byte swizzle
 // (wgmma.cuh); at head_dim 64 the two layouts are the same.
-template <int D, bool WG>
+// A paired K tile has panels of 128 rows (R).
+template <int D, bool WG, int R = kTile>
 __device__ __forceinline__ constexpr int tile_index(int t, int col) {
-  if constexpr (WG) return ((col >> 6) * kTile + t) * 64 + ((((col >> 3) ^ t) & 7) << 3) + (col & 7);
+  if constexpr (WG) return ((col >> 6) * R + t) * 64 + ((((col >> 3) ^ t) & 7) << 3) + (col & 7);
   else return t * D + ((((col >> 3) ^ t) & 7 | (col >> 3) & ~7) << 3) + (col & 7);
 }
 
@@ -291,8 +310,8 @@ __device__ __forceinline__ void term_products(int n, Fn&& fn) {
 // are the A fragment's layout (rows g and g + 8, token pairs 2 cq and 2 cq + 8). kTrunc: truncated
 // terms (split_terms), where every term product is kept: exact mode against one-term V (bf16x3 drops
 // P's third term). QT = 1 (engine mode): P rounded to bf16.
-template <int QT, bool kTrunc>
-__device__ __forceinline__ void p_fragments(const float (&s)[8][4], int kk, std::uint32_t (&P)[QT][4]) {
+template <int QT, bool kTrunc, int N>
+__device__ __forceinline__ void p_fragments(const float (&s)[N][4], int kk, std::uint32_t (&P)[QT][4]) {
   std::uint32_t pt[4][QT];
   split_terms<QT, kTrunc>(s[2 * kk][0], s[2 * kk][1], pt[0]);
   split_terms<QT, kTrunc>(s[2 * kk][2], s[2 * kk][3], pt[1]);

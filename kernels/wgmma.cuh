@@ -120,6 +120,26 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], std::uint64
 #endif
 }
 
+// d (64 x 128, fp32) = A B (+ d when accumulate): A (64 x 16) and B (16 x 128) bf16, both K-major in
+// shared memory.
+__device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[16][4], std::uint64_t a, std::uint64_t b, int accumulate) {
+#if KVGATE_WGMMA_ASM
+  float(&lo)[8][4] = *reinterpret_cast<float(*)[8][4]>(&d[0]);
+  float(&hi)[8][4] = *reinterpret_cast<float(*)[8][4]>(&d[8]);
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : KVGATE_WGMMA_D8(lo), KVGATE_WGMMA_D8(hi)
+      : "l"(a), "l"(b), "r"(accumulate));
+#else
+  (void)d, (void)a, (void)b, (void)accumulate;
+  __trap();
+#endif
+}
+
 // d (64 x 64, fp32) = A B (+ d when accumulate): A (64 x 16) in registers (the mma.sync A fragment
 // of the warp's 16 rows), B (16 x 64) K-major in shared memory; bf16, or fp16 (H).
 template <bool H = false>
