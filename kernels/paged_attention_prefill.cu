@@ -268,9 +268,10 @@ __device__ __forceinline__ float row_tree(const float (&s)[N][4], int r, Op op) 
 }
 
 // Mask, scale and online softmax of the scores s of tokens t0 .. t0 + 8 N - 1, a page's (N = 8) or
-// a paired step's two pages' (N = 16), of this warp's 16 rows: s becomes p (times the tokens' V scales), l and m move on, alpha is what o must be multiplied
-// by (1: nothing). (WG) A warp whose tile does not see the page (!act) adds nothing: all its scores
-// are masked, so p = 0, and m, l and alpha stay as they were.
+// a paired step's two pages' (N = 16), of this warp's 16 rows: s becomes p (times the tokens' V
+// scales), l and m move on, alpha is what o must be multiplied by (1: nothing). (WG) A warp whose
+// tile does not see the page (!act) adds nothing: all its scores are masked, so p = 0, and m, l and
+// alpha stay as they were.
 //
 // Straight-line code on purpose: a select per score around expf (s == -inf ? 0 : expf) compiled to
 // a branch around each score's 10-instruction exp chain, which serialized the 32 chains (the
