@@ -143,6 +143,11 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
   }
 }
 
+// The two warpgroups' turns on the tensor cores (wg_qk_issue): wait until the other warpgroup
+// issued its products, and say that this one's are issued.
+__device__ __forceinline__ void tensor_turn_wait() { named_barrier_sync(threadIdx.x >> 5 >= 4 ? 1 : 2, 256); }
+__device__ __forceinline__ void tensor_turn_done() { named_barrier_arrive(threadIdx.x >> 5 >= 4 ? 2 : 1, 256); }
+
 // (WG) S = Q K^T of a page (K's term tiles kt) for the warpgroup's 64 query vectors, issued and
 // committed as one group if run (its 4 warps issue wgmmas together). A 64 x 64 x 16 wgmma per term
 // product and k-step (i + j <= 2, smallest first), Q's term i and K's term j from shared memory
@@ -158,8 +163,7 @@ __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, s
                                             float (&s)[8][4]) {
   constexpr int NBK = k_terms<F>(), W = warps_of<F, D>(), KS = D / 16;
   using S = Smem<F, D, WG, QT>;
-  const int warp = threadIdx.x >> 5;
-  if (W == 8) named_barrier_sync(warp >= 4 ? 1 : 2, 256);
+  if (W == 8) tensor_turn_wait();
   if (run) {
     const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
     int accumulate = 0;
@@ -175,7 +179,7 @@ __device__ __forceinline__ void wg_qk_issue(bool run, const __nv_bfloat16* kt, s
     });
     wgmma_commit();
   }
-  if (W == 8) named_barrier_arrive(warp >= 4 ? 2 : 1, 256);
+  if (W == 8) tensor_turn_done();
 }
 
 // S = Q K^T on mma.sync: 16 x 64 in 8 n-tiles of 8 tokens (K's term tiles kt); term products
@@ -404,8 +408,7 @@ __device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::
 template <KvFamily F, int D>
 __device__ __forceinline__ void wg_qk_pair_issue(const __nv_bfloat16* kt, std::uint64_t qd, float (&s)[16][4]) {
   constexpr int KS = D / 16;
-  const int warp = threadIdx.x >> 5;
-  named_barrier_sync(warp >= 4 ? 1 : 2, 256);
+  tensor_turn_wait();
   const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
   wgmma_fence();
 #pragma unroll
@@ -413,7 +416,7 @@ __device__ __forceinline__ void wg_qk_pair_issue(const __nv_bfloat16* kt, std::u
     wgmma_m64n128k16_ss(s, wgmma_desc_at(qd, ks / 4 * kTile * 128 + ks % 4 * 32), wgmma_desc_at(kd, ks / 4 * 2 * kTile * 128 + ks % 4 * 32),
                         ks > 0);
   wgmma_commit();
-  named_barrier_arrive(warp >= 4 ? 2 : 1, 256);
+  tensor_turn_done();
 }
 
 // (paired_steps) O += P V of a pair slot (its two pages' V tiles vt, vt + tile), committed: P's
@@ -901,9 +904,10 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
     // (WG) P's terms for the 4 k-steps of a page (wgmma's A fragment is mma.sync's); (H) as fp16,
     // times kPf16Mul (an unnormalized weight is <= 1: every bf16 weight from 2^-32 up stays exact),
     // undone on the output.
-    [[maybe_unused]] const auto wg_p = [&](const float(&s)[8][4], std::uint32_t(&P)[4][QT][4]) {
+    [[maybe_unused]] const auto wg_p = [&](const auto& s, auto& P) {  // a page's 4 k-steps, or (paired) a step's 8
+      constexpr int kSteps = sizeof(P) / sizeof(P[0]);
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
+      for (int kk = 0; kk < kSteps; ++kk) {
         p_fragments<QT, NBV == 1>(s, kk, P[kk]);  // every term product kept
         if constexpr (H)
 #pragma unroll
@@ -926,10 +930,6 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
         page_softmax<F, true, kLean, 16>(a, own_needs(p) || own_needs(p + 1), p * kTile, nq, first, last2, vis2, k_mul, row_mul,
                                          scales_of(p), s, alpha, m, l);
       }
-    };
-    [[maybe_unused]] const auto wg_p2 = [&](const float(&s)[16][4], std::uint32_t(&P)[8][QT][4]) {
-#pragma unroll
-      for (int kk = 0; kk < 8; ++kk) p_fragments<QT, NBV == 1>(s, kk, P[kk]);
     };
     [[maybe_unused]] const auto wg_pv2 = [&](int p, const std::uint32_t(&P)[8][QT][4]) {
       if constexpr (kPaired) wg_pv_pair_issue<F, D>(k_tile(p) + 2 * S::tile, P, o);
@@ -965,7 +965,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
               __syncwarp();
             }
         } else if constexpr (kPaired) {
-          pipelined_pages<kSlots, QT, KS>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk2, softmax2, rescale, wg_p2, wg_pv2, o);
+          pipelined_pages<kSlots, QT, KS>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk2, softmax2, rescale, wg_p, wg_pv2, o);
         } else if constexpr (kProducer) {
           pipelined_pages<kStages, QT, KS>(pb, pe, ring_full, ring_empty, ring, [](int) {}, wg_qk, softmax, rescale, wg_p, wg_pv, o);
         } else {
