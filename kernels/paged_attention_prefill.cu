@@ -83,6 +83,10 @@ namespace {
 // Inlined into the kernel, whose registers hold a warp's state (m, l, o): Q's terms once, then per
 // page S, the softmax and P V, and the partial result at the end.
 
+// The block's first tile. Blocks start in the order of their index, and a chunk's later tiles see
+// more keys: the longest tiles go first, so that the last wave is of the shortest ones.
+__device__ __forceinline__ int block_tile0(int W) { return (gridDim.z - 1 - blockIdx.z) * W; }
+
 // Q's terms of the block's warps. K's rotation moved onto Q: the block's 16 W query vectors through
 // the scratch, signs first, then the butterflies (block-uniform: the codec's). Then this warp's tile's
 // fragments (QT terms), per lane in qf, or (WG) in the warpgroup's Q tiles, or (WG, one term:
@@ -95,7 +99,7 @@ __device__ __forceinline__ void stage_q_terms(const PagedAttentionArgs& a, const
   const bool q_rotated = may_rotate<F>() && rot.q_block > 1;
   if (q_rotated) {
     for (int i = threadIdx.x; i < W * 16 * D; i += T) {
-      const int w = i / (16 * D), qi = i / D % 16, j = i % D, t = blockIdx.z * W + w;
+      const int w = i / (16 * D), qi = i / D % 16, j = i % D, t = block_tile0(W) + w;
       float x = 0.0f;
       if (t < a.num_tiles) {
         const AttentionTile o = a.tiles[t];
@@ -403,12 +407,11 @@ __device__ __forceinline__ void wg_pv_issue(const __nv_bfloat16* vt, const std::
 
 // (paired_steps) S = Q K^T of a pair slot's 128 keys (kt: its K panels of 128 rows), issued and
 // committed: one 64 x 128 x 16 wgmma a k-step, Q's one term from the warpgroup's shared-memory tiles
-// (qd); the turn on the tensor cores as wg_qk_issue's. Always issued: a skipped wgmma or a non-wgmma
-// write of its accumulator makes ptxas serialize every wgmma of the kernel (C7515).
+// (qd). The caller holds the turn on the tensor cores (pipelined_pages). Always issued: a skipped
+// wgmma or a non-wgmma write of its accumulator makes ptxas serialize every wgmma of the kernel (C7515).
 template <KvFamily F, int D>
 __device__ __forceinline__ void wg_qk_pair_issue(const __nv_bfloat16* kt, std::uint64_t qd, float (&s)[16][4]) {
   constexpr int KS = D / 16;
-  tensor_turn_wait();
   const std::uint64_t kd = wgmma_desc(smem_u32(kt), 16, 1024);
   wgmma_fence();
 #pragma unroll
@@ -416,7 +419,6 @@ __device__ __forceinline__ void wg_qk_pair_issue(const __nv_bfloat16* kt, std::u
     wgmma_m64n128k16_ss(s, wgmma_desc_at(qd, ks / 4 * kTile * 128 + ks % 4 * 32), wgmma_desc_at(kd, ks / 4 * 2 * kTile * 128 + ks % 4 * 32),
                         ks > 0);
   wgmma_commit();
-  tensor_turn_done();
 }
 
 // (paired_steps) O += P V of a pair slot (its two pages' V tiles vt, vt + tile), committed: P's
@@ -535,7 +537,10 @@ __device__ __forceinline__ void rescale_o(const float (&alpha)[2], float (&o)[NT
 // mbarrier), then o rescaled and P's terms made. Every page of the
 // range runs both products (a warp whose tile does not see a page adds p = 0). A step is KS pages
 // (paired_steps: 2, one slot of the paired ring), p its first. ring(p): the step's index in the
-// block's ring, its slot and its mbarriers' phases follow from that.
+// block's ring, its slot and its mbarriers' phases follow from that. kTurn (paired_steps): the loop
+// holds the turn on the tensor cores across both issues of a step, S(p) and P V(p - KS), as
+// FlashAttention-3's scheduler barrier does, so that the other warpgroup's products do not come
+// between them (wg_qk_issue takes its turn itself, around S alone).
 template <int kStages, int QT, int KS, int NT, class Ring, class Fill, class QK, class Softmax, class Rescale, class MakeP, class PV>
 __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* ring_full, std::uint64_t* ring_empty, const Ring& ring,
                                                 const Fill& fill, const QK& wg_qk, const Softmax& softmax, const Rescale& rescale,
@@ -546,12 +551,17 @@ __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* r
     fence_proxy_async();  // the copies (generic proxy) before wgmma reads them
   };
   const auto release = [&](int p) { mbar_arrive(&ring_empty[slot(p)]); };
+  constexpr bool kTurn = KS == 2;
+  const auto turn_wait = [] { if constexpr (kTurn) tensor_turn_wait(); };
+  const auto turn_done = [] { if constexpr (kTurn) tensor_turn_done(); };
   float s[8 * KS][4], alpha[2];
   std::uint32_t P[4 * KS][QT][4];
   fill(pb);
   fill(pb + KS);
   landed(pb);
+  turn_wait();
   wg_qk(pb, s, true);
+  turn_done();
   wgmma_wait<0>();
   wgmma_fence_operand(s);
   softmax(pb, s, alpha);
@@ -561,8 +571,10 @@ __device__ __forceinline__ void pipelined_pages(int pb, int pe, std::uint64_t* r
   int p = pb + KS;
   for (; p < pe; p += KS) {
     landed(p);
+    turn_wait();
     wg_qk(p, s, true);
     wg_pv(p - KS, P);
+    turn_done();
     wgmma_wait<1>();  // S(p)
     wgmma_fence_operand(s);
     softmax(p, s, alpha);
@@ -687,7 +699,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2;
   const int kvh = blockIdx.y, split = blockIdx.x;
-  const int ti = blockIdx.z * W + warp;
+  const int ti = block_tile0(W) + warp;
   const bool has_tile = !PR && ti < a.num_tiles;
   const int group = a.heads / a.kv_heads, qw = a.heads * D;
   const AttentionTile tl = has_tile ? a.tiles[ti] : AttentionTile{-1, 0, 0};
