@@ -782,7 +782,11 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
   const int k_lane = k_lane_offset<D>(lane), v_lane = v_lane_offset<D>(lane);
   const int k_region = kTile * c.k_bytes, v_region = kTile * c.v_bytes;  // bytes of a page's K or V rows
   // (WG) The descriptor of this warpgroup's Q tiles; the operands' descriptors are offsets from a base.
-  [[maybe_unused]] const std::uint64_t qd = wgmma_desc(smem_u32(qf) + warp / 4 * QT * kTile * D * 2, 16, 1024);
+  // Values the compiler can prove warp-uniform (a broadcast from lane 0, as CUTLASS's warp index)
+  // stay in uniform registers, where the wgmma descriptors are built: otherwise each descriptor is
+  // computed in ordinary registers and moved over one R2UR at a time.
+  const auto uniform = [](int x) { return __shfl_sync(0xffffffffu, x, 0); };
+  [[maybe_unused]] const std::uint64_t qd = wgmma_desc(smem_u32(qf) + uniform(warp / 4) * QT * kTile * D * 2, 16, 1024);
 
   // The block's tiles by sequence (prefill chunks may hold several): pages of one sequence are
   // decoded once for every warp whose tile belongs to it. (kPipelined) ring_i0: pages the block's
@@ -799,6 +803,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
       if (w_seq[w] == seq) lo_tok = min(lo_tok, w_lo[w]), hi_tok = max(hi_tok, w_hi[w]);
     int pb, pe;
     split_pages(lo_tok, hi_tok, split, splits, pb, pe);
+    pb = uniform(pb), pe = uniform(pe);  // block-uniform: the ring's slots and phases follow from them
     const int* table = a.block_table + static_cast<std::int64_t>(seq) * a.max_pages;
     // (PL) The sequence's first page in the tile pool: the pages of the plan's sequences before it.
     [[maybe_unused]] int pool_base = 0;

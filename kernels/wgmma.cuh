@@ -57,8 +57,12 @@ __device__ __forceinline__ std::uint64_t wgmma_desc(std::uint32_t addr, std::uin
 }
 
 // The descriptor of the operand `bytes` (a multiple of 16) past d's: the address field is the low 14
-// bits (shared addresses stay below 2^18 bytes, so the add never carries out of it).
-__device__ __forceinline__ std::uint64_t wgmma_desc_at(std::uint64_t d, int bytes) { return d + static_cast<std::uint64_t>(bytes >> 4); }
+// bits (shared addresses stay below 2^18 bytes, so the add never carries out of it), so one 32-bit
+// add of the low word does, where a 64-bit add costs a carry instruction per descriptor.
+__device__ __forceinline__ std::uint64_t wgmma_desc_at(std::uint64_t d, int bytes) {
+  const std::uint32_t lo = static_cast<std::uint32_t>(d) + static_cast<std::uint32_t>(bytes >> 4);
+  return (d & 0xFFFFFFFF00000000ull) | lo;
+}
 
 // Orders this thread's generic-proxy writes to shared memory (stores, cp.async) before the async
 // proxy's reads (wgmma operands); each writing thread runs it before the barrier that publishes them.
