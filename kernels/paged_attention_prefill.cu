@@ -655,23 +655,23 @@ struct BlockShared {
   std::uint64_t ring_full[kStages], ring_empty[kStages], raw_full[kRawStages], raw_empty[kRawStages];
   int w_seq[W], w_lo[W], w_hi[W];
 };
-template <KvFamily F, int D, bool WG, int QT>
-using BlockSharedOf = BlockShared<warps_of<F, D>(), ring_stages<F, WG, QT>(), raw_stages<F, WG, QT>()>;
+template <KvFamily F, int D, bool WG, int QT, bool PL>
+using BlockSharedOf = BlockShared<warps_of<F, D>(), ring_stages<F, WG, QT, PL>(), raw_stages<F, WG, QT>()>;
 
 // The kernel's body for the tile warps (PR false) or (producer_warp) the producer warpgroup (PR
 // true): two copies of the code, so that the producer's needs few registers (setmaxnreg).
 template <KvFamily F, int D, bool WG, int QT, bool PL, bool H, bool PR>
 __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int na,
-                                              BlockSharedOf<F, D, WG, QT>& sh) {
+                                              BlockSharedOf<F, D, WG, QT, PL>& sh) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   // (producer_warp) Warp W copies the pages (warps W + 1 to W + 3 only pass the block's barriers); the
   // W warps of tiles (threads [0, T)) compute.
   constexpr bool kProducer = producer_warp<F, WG, QT, PL>();
   static_assert(!PR || kProducer, "a producer warpgroup only where producer_warp");
-  using S = Smem<F, D, WG, QT>;
+  using S = Smem<F, D, WG, QT, PL>;
   constexpr int NT = D / 8;
   static_assert(!WG || (D == 128 && W % 4 == 0 && !block_scaled_k<F>()), "wgmma_kernel<F, D>");
-  constexpr int kStages = ring_stages<F, WG, QT>();
+  constexpr int kStages = ring_stages<F, WG, QT, PL>();
   static_assert(!PL || decoded_ring<F, WG, QT>(), "the tile pool holds one-term tiles of the wgmma kernel's ring");
   static_assert(!H || f16_operands<F, WG, QT>(), "fp16 operands: the bf16 kernel's ring in engine numerics");
   constexpr bool kPipelined = pipelined<F, WG, QT>(), kDecodedRing = decoded_ring<F, WG, QT>() && !PL;
@@ -857,13 +857,33 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
       const int i = ring(p);
       if constexpr (PL) {
         if (threadIdx.x == (kProducer ? T : 0)) {
-          if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
+          if (i >= kSlots) mbar_wait(&ring_empty[slot(p)], (i / kSlots - 1) & 1);
           constexpr unsigned tiles_b = S::stage * 2, scales_b = token_scales<F>() ? 2 * kTile * 4 : 0;
           static_assert(tiles_b + 2 * kTile * 4 == kTilePoolPageBytes, "a pool page is a ring slot's image");
-          const std::uint8_t* src = a.tile_pool + (static_cast<std::int64_t>(pool_base + p) * a.kv_heads + kvh) * kTilePoolPageBytes;
-          mbar_arrive_expect_tx(&ring_full[slot(p)], tiles_b + scales_b);
-          bulk_copy_g2s(k_tile(p), src, tiles_b, &ring_full[slot(p)]);
-          if constexpr (scales_b > 0) bulk_copy_g2s(scales_of(p), src + tiles_b, scales_b, &ring_full[slot(p)]);
+          const auto image = [&](int q) {
+            return a.tile_pool + (static_cast<std::int64_t>(pool_base + q) * a.kv_heads + kvh) * kTilePoolPageBytes;
+          };
+          std::uint64_t* const full = &ring_full[slot(p)];
+          if constexpr (kPaired) {
+            // Pages p and p + 1 (past the range: page p again, whose finite values the softmax masks)
+            // into the pair slot: each K tile's two 64-column panels (8 KB, 64 rows) to rows 0-63 and
+            // 64-127 of the slot's 128-row panels (the 128-byte swizzle repeats every 8 rows), then
+            // the two V tiles.
+            constexpr unsigned panel = kTile * 64 * 2;
+            const std::uint8_t *s0 = image(p), *s1 = image(p + 1 < pe ? p + 1 : p);
+            std::uint8_t* const dst = reinterpret_cast<std::uint8_t*>(k_tile(p));
+            mbar_arrive_expect_tx(full, 2 * tiles_b);
+            bulk_copy_g2s(dst, s0, panel, full);
+            bulk_copy_g2s(dst + panel, s1, panel, full);
+            bulk_copy_g2s(dst + 2 * panel, s0 + panel, panel, full);
+            bulk_copy_g2s(dst + 3 * panel, s1 + panel, panel, full);
+            bulk_copy_g2s(dst + 4 * panel, s0 + 2 * panel, 2 * panel, full);
+            bulk_copy_g2s(dst + 6 * panel, s1 + 2 * panel, 2 * panel, full);
+          } else {
+            mbar_arrive_expect_tx(full, tiles_b + scales_b);
+            bulk_copy_g2s(k_tile(p), image(p), tiles_b, full);
+            if constexpr (scales_b > 0) bulk_copy_g2s(scales_of(p), image(p) + tiles_b, scales_b, full);
+          }
         }
       } else if constexpr (kPaired) {
         // The producer warp: pages p and p + 1 into the pair slot (K's rows 0-63 and 64-127 of each
@@ -1011,7 +1031,7 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
 
 template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
 __global__ void __launch_bounds__(block_threads<F, D, WG, QT, PL>()) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
-  __shared__ BlockSharedOf<F, D, WG, QT> sh;
+  __shared__ BlockSharedOf<F, D, WG, QT, PL> sh;
   if constexpr (producer_warp<F, WG, QT, PL>()) {
     if (threadIdx.x >= warps_of<F, D>() * 32) {
       setmaxnreg_dec<kProducerRegs>();
@@ -1109,7 +1129,7 @@ __global__ void __launch_bounds__(page_decode::kThreads) f16_image_kernel(KvLaye
 template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
-  using S = Smem<F, D, WG, QT>;
+  using S = Smem<F, D, WG, QT, PL>;
   const int smem = PL ? S::raw_offset + 1024 : S::bytes(c);
   static int configured = 0;  // the largest dynamic size this instantiation was opened for
   if (smem > 48 * 1024 && smem > configured) {

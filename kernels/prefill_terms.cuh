@@ -159,14 +159,17 @@ constexpr int block_threads() {
 // [V of the first page][V of the second], so Q is read once per k-step for 128 keys. Q's one term
 // stays in its shared-memory tiles (an SS product): 128 keys of scores leave no registers for it.
 // The fp16-operand kernel (H) shares the layout (six page slots, the Q tiles unused) and keeps a
-// page a step with Q in registers, where its values are rescaled into fp16's range.
-template <KvFamily F, bool WG, int QT>
+// page a step with Q in registers, where its values are rescaled into fp16's range. The tile pool's
+// formats without token scales (PL: fp8 per tensor, nvfp4) take pairs too, their pool images' K
+// panels bulk-copied into the interleaved layout; the per-token-head formats' scales a stage would
+// not fit beside six slots.
+template <KvFamily F, bool WG, int QT, bool PL = false>
 constexpr bool paired_ring() {
-  return tiles_ring<F>() && WG && QT == 1;
+  return WG && QT == 1 && (tiles_ring<F>() || (PL && decoded_ring<F, WG, QT>() && !token_scales<F>()));
 }
 template <KvFamily F, bool WG, int QT, bool PL, bool H>
 constexpr bool paired_steps() {
-  return paired_ring<F, WG, QT>() && producer_warp<F, WG, QT, PL>() && !PL && !H;
+  return paired_ring<F, WG, QT, PL>() && producer_warp<F, WG, QT, PL>() && !H;
 }
 constexpr int kProducerRegs = 56, kTileRegs = 224;
 static_assert(kProducerRegs * 32 + 2 * kTileRegs * 32 <= 16384, "a scheduler's registers: one producer warp, two tile warps");
@@ -176,9 +179,9 @@ static_assert(kProducerRegs * 32 + 2 * kTileRegs * 32 <= 16384, "a scheduler's r
 // tiles and 96 KB of Q terms, 225 KB with the alignment (engine mode: Q in registers, the raw ring
 // beside the tiles). The paired ring six page slots, three pairs: the step before's (its P V), this
 // step's, the next step's landing (6 x 32 KB and 32 KB of Q tiles).
-template <KvFamily F, bool WG, int QT>
+template <KvFamily F, bool WG, int QT, bool PL = false>
 constexpr int ring_stages() {
-  return paired_ring<F, WG, QT>() ? 6 : pipelined<F, WG, QT>() ? 4 : 2;
+  return paired_ring<F, WG, QT, PL>() ? 6 : pipelined<F, WG, QT>() ? 4 : 2;
 }
 // The raw ring's pages: one decoded while the next one lands; the shared raw ring a third, so that
 // a page's copy waits for the page before it to leave its slot (every thread decoded it a page ago).
@@ -192,15 +195,16 @@ constexpr int raw_stages() {
 // token scales [K, V][64] or q8_0/q4_0's K block scales [D/32][64], then (other formats than bf16)
 // the raw ring [raw_stages][K region, V region]. The term tiles double
 // as fp32 scratch [16 W][D] for the rotated queries and outputs. Tile rows are swizzled (tile_index)
-// instead of padded: q8_0's three terms with its raw ring fit a block (226 KB).
-template <KvFamily F, int D, bool WG, int QT = kTerms>
+// instead of padded: q8_0's three terms with its raw ring fit a block (226 KB). PL: the tile pool's
+// kernel (no raw ring), whose ring may hold pairs.
+template <KvFamily F, int D, bool WG, int QT = kTerms, bool PL = false>
 struct Smem {
   static constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>();
   static constexpr int tile = kTile * D;  // bf16 elements
   static constexpr int stage = (NBK + NBV) * tile;
-  static constexpr int q_uint4 = q_in_registers<WG, QT>() && !paired_ring<F, WG, QT>() ? 0 : W * (D / 16) * 32 * QT;
+  static constexpr int q_uint4 = q_in_registers<WG, QT>() && !paired_ring<F, WG, QT, PL>() ? 0 : W * (D / 16) * 32 * QT;
   // The term tiles, or the scratch where that is larger (8 warps, one term).
-  static constexpr int ring = tiles_ring<F>() || decoded_ring<F, WG, QT>() ? ring_stages<F, WG, QT>() : 1;  // stages of tiles
+  static constexpr int ring = tiles_ring<F>() || decoded_ring<F, WG, QT>() ? ring_stages<F, WG, QT, PL>() : 1;  // stages of tiles
   static constexpr int tiles_bytes = std::max(ring * stage * 2, W * 16 * D * 4);
   // Token scales: one set, or one a stage of the ring (decoded_ring).
   static constexpr int scales_bytes = token_scales<F>() ? ring * 2 * kTile * 4 : block_scaled_k<F>() ? D / 32 * kTile * 4 : 0;
