@@ -1315,6 +1315,15 @@ bool prefill_tile_pool_takes(const KvLayerCodec& c, const PagedAttentionArgs& a)
   return takes || f16_images_allowed(c, a);
 }
 
+bool prefill_pool_pairs_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  if (!prefill_tile_pool_takes(c, a)) return false;
+  bool takes = false;
+  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto h) {
+    if constexpr (decoded_ring<f.value, wg.value, qt.value>()) takes = paired_steps<f.value, wg.value, qt.value, true, h.value>();
+  });
+  return takes;
+}
+
 bool prefill_f16_operands_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   if (!prefill_attention_runs(c, a)) return false;
   bool takes = false;

@@ -38,6 +38,11 @@ inline constexpr std::size_t kTilePoolPageBytes = 2 * 64 * 128 * 2 + 2 * 64 * 4;
 // kernel decodes them itself).
 bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
+// True when a tile pool makes prefill_attention() take 128 keys a step where the kernel decoding its
+// own pages takes 64 (fp8 per tensor, nvfp4): the same products, but each softmax weight is rounded
+// to bf16 against another running maximum, so the two agree to bf16 rounding, not bit for bit.
+bool prefill_pool_pairs_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
+
 // True when prefill_attention() computes this call with fp16 operands: an fp16 cache in engine
 // numerics on the wgmma kernel (head_dim 128, compute capability 9.0), a.prefill_f16 set, without
 // FlashAttention-3's fp8 Q and P. Q's and P's bf16 values and the fp16 elements are exact in fp16, so
