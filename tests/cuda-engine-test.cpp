@@ -803,11 +803,11 @@ TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of
                               "turboquant_k8v4"}) {
     const bool images = f == "q8_0" || f == "turboquant_k8v4";
     // The pool's kernel takes 128 keys a step where the kernel's own decoding takes 64
-    // (prefill_pool_pairs_takes): each weight rounds against another running maximum.
+    // (prefill_pool_pairs_takes): each weight rounds to bf16 against another running maximum.
     const bool pairs = wgmma && (f == "fp8_e4m3" || f == "nvfp4");
-    std::vector<float> logits[3];  // the kernel's own decoding, the pool, exact numerics (images, pairs)
+    std::vector<float> logits[3];  // the kernel's own decoding, the pool, exact numerics (images only)
     for (const int run : {0, 1, 2}) {
-      if (run == 2 && !images && !pairs) break;
+      if (run == 2 && !images) break;
       const bool pool = run == 1;
       CudaForward fw(c, w, {.kv = {f, nlohmann::json::object()}, .max_rows = 256, .max_seqs = 3, .max_context = 512,
                             .emulation = run == 2 ? kvgate::kernels::AttentionEmulation{} : engine, .prefill_pool = pool,
@@ -828,20 +828,22 @@ TEST_CASE("CUDA forward: prefill chunks through the tile pool give the logits of
       else CHECK(fw.tile_pool_bytes() == 0);
     }
     // The same tiles either way (fp16: the same products); fp8 per tensor without pairs runs the same
-    // softmax too (bit-identical), the others take the lean softmax's ex2 rescale factor with the pool (fp16: with
-    // fp16 operands): a rounding of the factor apart, which the bf16 activations between layers carry
-    // on (0 to 5.4e-4 measured on an H100, fp16 9.6e-4; a wrong page or scale would be of order 1).
+    // softmax too (bit-identical), the others take the lean softmax's ex2 rescale factor with the pool
+    // (fp16: with fp16 operands): a rounding of the factor apart, which the bf16 activations between
+    // layers carry on (0 to 5.4e-4 measured on an H100, fp16 9.6e-4; a wrong page or scale would be
+    // of order 1). Pairs: every weight's rounding apart (3.2e-3 fp8_e4m3, 4.1e-3 nvfp4 measured on an
+    // H100); test-kernels holds the paired kernel to the CPU twin at the engine bound.
     const double e = rel_error(logits[1], logits[0]);
     INFO(f << ": pool (fp16: fp16 operands) against the kernel's own decoding, relative logit difference " << e);
     WARN(f << ": pool (fp16: fp16 operands) against the kernel's own decoding, relative logit difference " << e);
     if (f == "fp8_e4m3" && !pairs) CHECK(logits[1] == logits[0]);
-    if (!images && !pairs) {
-      CHECK(e <= 2e-3);
+    if (!images) {
+      CHECK(e <= (pairs ? 1e-2 : 2e-3));
       continue;
     }
     // The images' products take Q, K, V and P in fp16 where the kernel's own decoding rounds them to
-    // bf16, and the pairs' weights round against other maxima: engine numerics' difference from exact
-    // (kEngineTol), on the other side of it. Both stay within it of exact numerics.
+    // bf16: engine numerics' difference from exact (kEngineTol), on the other side of it. Both stay
+    // within it of exact numerics.
     const double pool_exact = rel_error(logits[1], logits[2]), own_exact = rel_error(logits[0], logits[2]);
     WARN(f << ": against exact numerics, pool " << pool_exact << ", the kernel's own decoding " << own_exact);
     CHECK(e <= kEngineTol);
