@@ -280,6 +280,7 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
     // layer of that format reads the same plan.
     int l = 0;
     while (l + 1 < c.num_layers && !kc::prefill_tile_pool_takes(cache_->codec(l), pool_args_)) ++l;
+    pool_layer_ = l;
     tile_pool_.prepare(cache_->codec(l), pool_args_, host_tiles_.data(), num_tiles_, positions.data(), stream_);
   }
   // Stage the inputs in pinned memory (once the previous forward's copy has read it), one copy.
@@ -339,6 +340,10 @@ void CudaForward::forward(std::span<const int> tokens, std::span<const int> seqs
   }
   KV_CUDA_CHECK(cudaGraphLaunch(g.exec, stream_));
   ++graph_stats_.replayed;
+}
+
+bool CudaForward::prefill_pool_pairs() const {
+  return pool_args_.tile_pool && kc::prefill_pool_pairs_takes(cache_->codec(pool_layer_), pool_args_);
 }
 
 void CudaForward::launch_all(int n, int first_logit, bool greedy) {

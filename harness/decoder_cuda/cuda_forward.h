@@ -128,6 +128,9 @@ class CudaForward {
   GraphStats graph_stats() const { return graph_stats_; }
   // The prefill tile pool's device bytes (0 while no forward took it).
   std::size_t tile_pool_bytes() const { return tile_pool_.bytes(); }
+  // Whether the last forward's prefill attention took the pool's pages two a step
+  // (prefill_pool_pairs_takes: its weights round otherwise than the kernel decoding its own pages).
+  bool prefill_pool_pairs() const;
   // The running maxima of what was written, [layer][kv_head] for K and V (waits for the stream).
   void absmax(std::vector<std::vector<float>>& k, std::vector<std::vector<float>>& v);
 
@@ -177,6 +180,7 @@ class CudaForward {
   // on decode steps, which never take it: CUDA graphs capture them).
   kernels::cuda::PrefillTilePool tile_pool_;
   kernels::cuda::PagedAttentionArgs pool_args_;
+  int pool_layer_ = 0;  // the layer whose codec planned the pool
   std::map<GraphKey, GraphEntry> graphs_;
   long long graph_clock_ = 0;
   GraphStats graph_stats_;
