@@ -66,6 +66,20 @@ __device__ __forceinline__ void bulk_copy_g2s(void* smem, const void* gmem, unsi
   __trap();
 #endif
 }
+// A tensor copy (sm_90+: TMA, one instruction) of the box at coordinates (c0, c1) of the 2-D tensor
+// map at `map` (the generic address of a __grid_constant__ kernel parameter) from global to shared
+// memory, laid out and swizzled as the map says, completing its bytes on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* smem, const void* map, int c0, int c1, std::uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+                   smem_u32(smem)),
+               "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(bar))
+               : "memory");
+#else
+  (void)smem, (void)map, (void)c0, (void)c1, (void)bar;
+  __trap();
+#endif
+}
 // Waits until the phase of parity `parity` has completed (acquire).
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   unsigned done = 0;

@@ -184,6 +184,10 @@ struct PagedAttentionArgs {
   int max_pages = 0, page_tokens = 64;
   const std::uint8_t* k_pool = nullptr;
   const std::uint8_t* v_pool = nullptr;
+  // Pages each pool holds (PagedKvOptions::num_pages as the cache has it), 0: not given. The bf16
+  // prefill kernel copies whole pages by TMA within these bounds (page_tensor_maps.h); without them,
+  // by cp.async.
+  int cache_pages = 0;
   int splits = 0;                  // 0: chosen from the grid size and max_ctx (ignored with emulation)
   float* workspace = nullptr;      // attention_workspace_floats(...) floats
   // Engine-kernel emulation (attention_emulation.h). When active, the generic kernel's emulating

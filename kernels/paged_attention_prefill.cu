@@ -23,7 +23,9 @@
 // a page's P V is awaited at the next page's barrier, or (bf16, and in engine mode fp8, the
 // per-token-head formats and nvfp4: kPipelined) runs during the next page's softmax, the pages coming
 // through a ring on mbarriers instead of block barriers (the decoded formats: decoded_ring), filled
-// (bf16 pages and the tile pool's, producer_warp) by a third, producer warpgroup.
+// (bf16 pages and the tile pool's, producer_warp) by a third, producer warpgroup: bf16's whole pages
+// by TMA tensor copies from its first lane where the caller gave the cache's size (page_tensor_maps.h),
+// else by its 32 lanes' cp.async.
 // ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms
@@ -67,6 +69,7 @@
 #include "kernels/f16_range.cuh"
 #include "kernels/fwht_rows.cuh"
 #include "kernels/kv_rotations.cuh"
+#include "kernels/page_tensor_maps.h"
 #include "kernels/paged_attention_decode.h"
 #include "kernels/paged_attention_prefill.h"
 #include "kernels/paged_page_decode.cuh"
@@ -662,7 +665,7 @@ using BlockSharedOf = BlockShared<warps_of<F, D>(), ring_stages<F, WG, QT, PL>()
 // true): two copies of the code, so that the producer's needs few registers (setmaxnreg).
 template <KvFamily F, int D, bool WG, int QT, bool PL, bool H, bool PR>
 __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, int na,
-                                              BlockSharedOf<F, D, WG, QT, PL>& sh) {
+                                              const PageTensorMaps& maps, BlockSharedOf<F, D, WG, QT, PL>& sh) {
   constexpr int NBK = k_terms<F>(), NBV = kv_terms<F>(), W = warps_of<F, D>(), T = W * 32;
   // (producer_warp) Warp W copies the pages (warps W + 1 to W + 3 only pass the block's barriers); the
   // W warps of tiles (threads [0, T)) compute.
@@ -892,10 +895,31 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
         __nv_bfloat16 *kt = k_tile(p), *vt = kt + 2 * S::tile;
         const auto region = [&](int q) { return static_cast<std::int64_t>(page_at(q)) * a.kv_heads + kvh; };
         const std::int64_t r0 = region(p), r1 = p + 1 < pe ? region(p + 1) : r0;
-        copy_bf16_page<D, 32, true, 2 * kTile>(a.k_pool + r0 * k_region, a.v_pool + r0 * v_region, valid(p), kt, vt, lane);
-        copy_bf16_page<D, 32, true, 2 * kTile>(a.k_pool + r1 * k_region, a.v_pool + r1 * v_region, p + 1 < pe ? valid(p + 1) : 0,
-                                               kt + kTile * 64, vt + S::tile, lane);
-        cp_async_arrive_noinc(&ring_full[slot(p)]);
+        std::uint64_t* const full = &ring_full[slot(p)];
+        if (maps.on && valid(p) == kTile && (p + 1 >= pe || valid(p + 1) == kTile)) {
+          // Whole pages (no row to zero): eight tensor copies from lane 0, each a 64-column panel of
+          // a page's 64 rows; past the range page p again (finite, its scores masked). The other
+          // lanes arrive plainly, so the barrier's count stays the warp's.
+          if (lane == 0) {
+            constexpr int kPanel = kTile * 64;  // elements of a page's panel
+            mbar_arrive_expect_tx(full, 8 * kPanel * 2);
+            const int row0 = static_cast<int>(r0) * kTile, row1 = static_cast<int>(r1) * kTile;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              tma_load_2d(kt + 2 * h * kPanel, &maps.k, 64 * h, row0, full);
+              tma_load_2d(kt + 2 * h * kPanel + kPanel, &maps.k, 64 * h, row1, full);
+              tma_load_2d(vt + h * kPanel, &maps.v, 64 * h, row0, full);
+              tma_load_2d(vt + S::tile + h * kPanel, &maps.v, 64 * h, row1, full);
+            }
+          } else {
+            mbar_arrive(full);
+          }
+        } else {
+          copy_bf16_page<D, 32, true, 2 * kTile>(a.k_pool + r0 * k_region, a.v_pool + r0 * v_region, valid(p), kt, vt, lane);
+          copy_bf16_page<D, 32, true, 2 * kTile>(a.k_pool + r1 * k_region, a.v_pool + r1 * v_region, p + 1 < pe ? valid(p + 1) : 0,
+                                                 kt + kTile * 64, vt + S::tile, lane);
+          cp_async_arrive_noinc(full);
+        }
       } else {
         if (i >= kStages) mbar_wait(&ring_empty[slot(p)], (i / kStages - 1) & 1);
         if constexpr (kSharedRaw) {
@@ -1030,17 +1054,18 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
 }
 
 template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
-__global__ void __launch_bounds__(block_threads<F, D, WG, QT, PL>()) prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na) {
+__global__ void __launch_bounds__(block_threads<F, D, WG, QT, PL>())
+    prefill_kernel(KvLayerCodec c, PagedAttentionArgs a, int splits, int na, const __grid_constant__ PageTensorMaps maps) {
   __shared__ BlockSharedOf<F, D, WG, QT, PL> sh;
   if constexpr (producer_warp<F, WG, QT, PL>()) {
     if (threadIdx.x >= warps_of<F, D>() * 32) {
       setmaxnreg_dec<kProducerRegs>();
-      prefill_block<F, D, WG, QT, PL, H, true>(c, a, splits, na, sh);
+      prefill_block<F, D, WG, QT, PL, H, true>(c, a, splits, na, maps, sh);
       return;
     }
     setmaxnreg_inc<kTileRegs>();
   }
-  prefill_block<F, D, WG, QT, PL, H, false>(c, a, splits, na, sh);
+  prefill_block<F, D, WG, QT, PL, H, false>(c, a, splits, na, maps, sh);
 }
 
 // Pool page i's sequence, its page there and the sequence's tokens (the plan's sequences take
@@ -1147,7 +1172,12 @@ void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cuda
   // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
   // one term against every term of K and V.
   const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
-  prefill_kernel<F, D, WG, QT, PL, H><<<grid, block_threads<F, D, WG, QT, PL>(), smem, s>>>(c, a, splits, na);
+  // The paired bf16 ring's producer copies whole pages by TMA given the cache's size (the maps
+  // bound the pools).
+  PageTensorMaps maps{};
+  if constexpr (paired_steps<F, WG, QT, PL, H>() && !PL)
+    if (a.cache_pages > 0) maps = page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads);
+  prefill_kernel<F, D, WG, QT, PL, H><<<grid, block_threads<F, D, WG, QT, PL>(), smem, s>>>(c, a, splits, na, maps);
   KV_CUDA_CHECK_LAUNCH();
 }
 
@@ -1322,6 +1352,13 @@ bool prefill_pool_pairs_takes(const KvLayerCodec& c, const PagedAttentionArgs& a
     if constexpr (decoded_ring<f.value, wg.value, qt.value>()) takes = paired_steps<f.value, wg.value, qt.value, true, h.value>();
   });
   return takes;
+}
+
+bool prefill_page_maps_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  if (a.cache_pages <= 0 || !prefill_attention_runs(c, a)) return false;
+  bool takes = false;
+  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto h) { takes = paired_steps<f.value, wg.value, qt.value, false, h.value>(); });
+  return takes && page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads).on;
 }
 
 bool prefill_f16_operands_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {

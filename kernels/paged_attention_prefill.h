@@ -43,6 +43,12 @@ bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs
 // to bf16 against another running maximum, so the two agree to bf16 rounding, not bit for bit.
 bool prefill_pool_pairs_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
+// True when prefill_attention() copies this call's whole pages by TMA (page_tensor_maps.h): engine
+// numerics on the wgmma kernel's bf16 ring (paired steps), a.cache_pages given, and a driver that
+// encodes tensor maps; its partial pages still go by cp.async. The same tiles either way, so the
+// same output bits as with a.cache_pages 0.
+bool prefill_page_maps_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
+
 // True when prefill_attention() computes this call with fp16 operands: an fp16 cache in engine
 // numerics on the wgmma kernel (head_dim 128, compute capability 9.0), a.prefill_f16 set, without
 // FlashAttention-3's fp8 Q and P. Q's and P's bf16 values and the fp16 elements are exact in fp16, so

@@ -465,6 +465,10 @@ struct PagedAttentionCase final : KernelCase {
   // partial page past its tokens must never reach the output (a NaN V row times p = 0 is NaN), since
   // a page a finished sequence left holds anything.
   bool poison = false;
+  // The bf16 kernel copies whole pages by TMA (prefill_page_maps_takes; every case gives the cache's
+  // size, as the engine does); the case fails where the call does not. Wherever a call takes TMA,
+  // the launch without the cache's size (cp.async copies) runs too and must give the same bits.
+  bool tma = false;
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
                      int d_, int window_ = 0, int splits_ = 0)
@@ -477,7 +481,7 @@ struct PagedAttentionCase final : KernelCase {
            ",d=" + std::to_string(d) + (window ? ",window=" + std::to_string(window) : "") +
            (splits ? ",splits=" + std::to_string(splits) : "") + emu_text(emu) + (prefill.empty() ? "" : ",prefill=" + prefill) +
            (decode.empty() ? "" : ",decode=" + decode) + (out_bf16 ? ",out=bf16" : "") + (spread ? ",spread" : "") + (pool ? ",pool" : "") +
-           (f16 ? ",f16" : "") + (poison ? ",poison" : "") + (q_sigma != 2.0 ? ",q_sigma=" + std::to_string(q_sigma) : "") + (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
+           (f16 ? ",f16" : "") + (poison ? ",poison" : "") + (tma ? ",tma" : "") + (q_sigma != 2.0 ? ",q_sigma=" + std::to_string(q_sigma) : "") + (emu.numerics == kk::AttentionNumerics::kEngine ? ",numerics=engine" : "");
   }
   // Emulation against exact attention over the same (Q-rounded) inputs: fp8 softmax weights and
   // FP22 accumulation cost up to ~1e-4 (measured <= 2e-5 on these shapes).
@@ -643,7 +647,8 @@ struct PagedAttentionCase final : KernelCase {
                                 .max_tile_rows = std::min(rows, per_tile), .max_ctx = max_len,
                                 .scale = static_cast<float>(1.0 / std::sqrt(double(d))), .block_table = cache.block_table(),
                                 .max_pages = cache.max_pages_per_seq(), .page_tokens = 64, .k_pool = cache.k_pool(0),
-                                .v_pool = cache.v_pool(0), .splits = sp, .workspace = ws->get(), .emulation = emu,
+                                .v_pool = cache.v_pool(0), .cache_pages = cache.options().num_pages, .splits = sp,
+                                .workspace = ws->get(), .emulation = emu,
                                 .prefill = kc::prefill_kernel_named(prefill),
                                 .decode = decode == "cuda_core"     ? kc::DecodeKernel::kCudaCore
                                           : decode == "tensor_core" ? kc::DecodeKernel::kTensorCore
@@ -660,11 +665,25 @@ struct PagedAttentionCase final : KernelCase {
     const bool pairs = pool && kc::prefill_pool_pairs_takes(lc, args);
     if (images ? !(args.pool_table && kc::prefill_f16_images_takes(lc, args)) : f16 && !kc::prefill_f16_operands_takes(lc, args))
       throw std::runtime_error("f16 names fp16 operands this call does not take");
+    const bool maps = kc::prefill_page_maps_takes(lc, args);
+    if (tma && !maps) throw std::runtime_error("tma names TMA page copies this call does not take");
     kc::paged_attention(lc, args, nullptr);
     device_sync();
     std::vector<float> h(qall.size());
     o->download(h.data());
     out.assign(h.begin(), h.end());
+    if (maps) {  // the same launch with every page copied by cp.async: the same tiles, the same bits
+      kc::PagedAttentionArgs copies = args;
+      copies.cache_pages = 0;
+      auto oc = poisoned_device<float>(qall.size());
+      copies.out = oc->get();
+      kc::paged_attention(lc, copies, nullptr);
+      device_sync();
+      std::vector<float> hc(qall.size());
+      oc->download(hc.data());
+      for (std::size_t i = 0; i < hc.size(); ++i)
+        if (hc[i] != h[i]) out[i] = kNaN;
+    }
     if (pool || f16) {  // the same launch without the pool, or with two bf16 terms an fp16 element
       kc::PagedAttentionArgs direct = args;
       direct.tile_pool = nullptr, direct.pool_plan = nullptr, direct.pool_seqs = direct.pool_pages = 0;
@@ -1022,6 +1041,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     if (eng) pc->emu = engine;
     pc->f16 = f == "fp16";
     pc->poison = true;
+    pc->tma = f == "bf16" && eng;
     cases.push_back(std::move(pc));
   }
   // fp16 images of the formats whose values need several bf16 terms: llama.cpp's q8_0 (rotated, its

@@ -189,7 +189,8 @@ double time_paged_attention(const kc::PagedKvCache& cache, const std::vector<kc:
   a.q = q.get(), a.out = out.get(), a.row_pos = dq.get(), a.tiles = dt.get(), a.num_tiles = num_tiles, a.heads = heads;
   a.kv_heads = kv_heads, a.window = 0, a.max_tile_rows = max_tile_rows, a.max_ctx = split_ctx, a.scale = 1.0f / std::sqrt(128.0f);
   a.block_table = cache.block_table(), a.max_pages = cache.max_pages_per_seq(), a.page_tokens = 64;
-  a.k_pool = cache.k_pool(0), a.v_pool = cache.v_pool(0), a.splits = splits, a.workspace = ws.get();
+  a.k_pool = cache.k_pool(0), a.v_pool = cache.v_pool(0), a.cache_pages = cache.options().num_pages;
+  a.splits = splits, a.workspace = ws.get();
   a.prefill_f16 = pool;
   kc::PrefillTilePool tile_pool;
   if (pool) tile_pool.prepare(cache.codec(0), a, tiles.data(), num_tiles, qpos.data(), nullptr);
