@@ -684,6 +684,10 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
   // (paired_steps) Two pages a step: KS pages a ring slot, kSlots slots of the ring's pairs.
   constexpr bool kPaired = paired_steps<F, WG, QT, PL, H>();
   constexpr int KS = kPaired ? 2 : 1, kSlots = kStages / KS;
+  // (page_maps) Whole pages by TMA where the launch made the pools' tensor maps (maps.on); kPanel:
+  // the elements of a page's 64-column panel.
+  constexpr bool kMaps = page_maps<F, WG, QT, PL>();
+  constexpr int kPanel = kTile * 64;
   static_assert(!kPaired || (kProducer && kStages % 2 == 0), "the paired ring: a producer fills pairs of page slots");
   extern __shared__ uint4 smem_raw[];
   // wgmma's 128-byte swizzle is of address bits: its operands start 1024-byte aligned.
@@ -855,6 +859,19 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
     // leaves; kSharedRaw: page p decoded a warp per token slot once its raw bytes landed, then page p +
     // 2's copy issued; PL: the slot's image in the tile pool, K's and V's tiles and their token
     // scales, bulk-copied by thread 0 (the others go on).
+    // (kMaps) The K and V rows of pool region `region` by TMA from this lane, completing on `full`: K's
+    // two 64-column panels (64 rows each) to kt and kt + k_panels (a paired slot's panels hold 128
+    // rows), V's to vt and vt + kPanel. The producer's other lanes arrive plainly, so the full
+    // barrier's count stays the warp's.
+    [[maybe_unused]] const auto tma_page = [&](std::int64_t region, __nv_bfloat16* kt, int k_panels, __nv_bfloat16* vt,
+                                               std::uint64_t* full) {
+      const int row = static_cast<int>(region) * kTile;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        tma_load_2d(kt + h * k_panels, &maps.k, 64 * h, row, full);
+        tma_load_2d(vt + h * kPanel, &maps.v, 64 * h, row, full);
+      }
+    };
     [[maybe_unused]] const auto fill = [&](int p) {
       if (p >= pe) return;
       const int i = ring(p);
@@ -897,20 +914,12 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
         const std::int64_t r0 = region(p), r1 = p + 1 < pe ? region(p + 1) : r0;
         std::uint64_t* const full = &ring_full[slot(p)];
         if (maps.on && valid(p) == kTile && (p + 1 >= pe || valid(p + 1) == kTile)) {
-          // Whole pages (no row to zero): eight tensor copies from lane 0, each a 64-column panel of
-          // a page's 64 rows; past the range page p again (finite, its scores masked). The other
-          // lanes arrive plainly, so the barrier's count stays the warp's.
+          // Whole pages (no row to zero) by TMA; past the range page p again (finite, its scores
+          // masked).
           if (lane == 0) {
-            constexpr int kPanel = kTile * 64;  // elements of a page's panel
-            mbar_arrive_expect_tx(full, 8 * kPanel * 2);
-            const int row0 = static_cast<int>(r0) * kTile, row1 = static_cast<int>(r1) * kTile;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              tma_load_2d(kt + 2 * h * kPanel, &maps.k, 64 * h, row0, full);
-              tma_load_2d(kt + 2 * h * kPanel + kPanel, &maps.k, 64 * h, row1, full);
-              tma_load_2d(vt + h * kPanel, &maps.v, 64 * h, row0, full);
-              tma_load_2d(vt + S::tile + h * kPanel, &maps.v, 64 * h, row1, full);
-            }
+            mbar_arrive_expect_tx(full, 2 * 4 * kPanel * 2);
+            tma_page(r0, kt, 2 * kPanel, vt, full);
+            tma_page(r1, kt + kPanel, 2 * kPanel, vt + S::tile, full);
           } else {
             mbar_arrive(full);
           }
@@ -936,6 +945,15 @@ __device__ __forceinline__ void prefill_block(const KvLayerCodec& c, const Paged
           mbar_arrive(&ring_full[slot(p)]);
           if (p + kRawStages < pe) issue(p + kRawStages);
           cp_async_commit();  // empty past the range: the count of groups stays one a page
+        } else if (kMaps && maps.on && valid(p) == kTile) {  // (kMaps) a whole page by TMA
+          if (lane == 0) {
+            std::uint64_t* const full = &ring_full[slot(p)];
+            mbar_arrive_expect_tx(full, 4 * kPanel * 2);
+            tma_page(static_cast<std::int64_t>(page_at(p)) * a.kv_heads + kvh, k_tile(p), kPanel, k_tile(p) + S::tile, full);
+          } else {
+            page_at(p);  // every lane keeps the table's lookahead
+            mbar_arrive(&ring_full[slot(p)]);
+          }
         } else {
           issue(p);
           cp_async_arrive_noinc(&ring_full[slot(p)]);
@@ -1172,10 +1190,10 @@ void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cuda
   // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
   // one term against every term of K and V.
   const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
-  // The paired bf16 ring's producer copies whole pages by TMA given the cache's size (the maps
-  // bound the pools).
+  // The bf16 ring's producer copies whole pages by TMA given the cache's size (the maps bound the
+  // pools).
   PageTensorMaps maps{};
-  if constexpr (paired_steps<F, WG, QT, PL, H>() && !PL)
+  if constexpr (page_maps<F, WG, QT, PL>())
     if (a.cache_pages > 0) maps = page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads);
   prefill_kernel<F, D, WG, QT, PL, H><<<grid, block_threads<F, D, WG, QT, PL>(), smem, s>>>(c, a, splits, na, maps);
   KV_CUDA_CHECK_LAUNCH();
@@ -1269,6 +1287,11 @@ bool f16_images_allowed(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   return h;
 }
 
+// prefill_attention() runs this call on fp16 images: a pool that holds them, for a format that takes them.
+bool runs_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  return a.tile_pool && a.pool_plan && a.pool_pages > 0 && a.window == 0 && a.pool_table && f16_images_allowed(c, a);
+}
+
 // The fp16 images of the call's pages (f16_image_kernel) into the pool, then the fp16 cache's kernel
 // on them: the images as its K and V pools, the pool's block table as its block table.
 void launch_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
@@ -1292,6 +1315,7 @@ void launch_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a, int s
   b.k_pool = a.tile_pool;
   b.v_pool = a.tile_pool + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * kTile * f16.k_bytes;
   b.block_table = a.pool_table;
+  b.cache_pages = a.cache_pages > 0 ? a.pool_pages : 0;  // the images' regions: pool pages x KV heads, as a cache's
   b.tile_pool = nullptr, b.pool_plan = nullptr, b.pool_table = nullptr, b.pool_seqs = b.pool_pages = 0;
   launch<KvFamily::kBf16, 128, true, 1, false, true>(f16, b, splits, s);
 }
@@ -1356,8 +1380,12 @@ bool prefill_pool_pairs_takes(const KvLayerCodec& c, const PagedAttentionArgs& a
 
 bool prefill_page_maps_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   if (a.cache_pages <= 0 || !prefill_attention_runs(c, a)) return false;
+  if (runs_f16_images(c, a)) {  // the fp16 cache's kernel (page_maps) on the images: launch_f16_images's maps
+    const std::uint8_t* v = a.tile_pool + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * kTile * 2 * c.head_dim;
+    return page_tensor_maps(a.tile_pool, v, static_cast<long long>(a.pool_pages) * a.kv_heads).on;
+  }
   bool takes = false;
-  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto h) { takes = paired_steps<f.value, wg.value, qt.value, false, h.value>(); });
+  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto) { takes = page_maps<f.value, wg.value, qt.value, false>(); });
   return takes && page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads).on;
 }
 
@@ -1373,8 +1401,8 @@ bool prefill_f16_images_takes(const KvLayerCodec& c, const PagedAttentionArgs& a
 }
 
 void prefill_attention(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
+  if (runs_f16_images(c, a)) return launch_f16_images(c, a, splits, s);
   const bool pool = a.tile_pool && a.pool_plan && a.pool_pages > 0 && a.window == 0;
-  if (pool && a.pool_table && f16_images_allowed(c, a)) return launch_f16_images(c, a, splits, s);
   visit_kernel(c, a, false, [&](auto f, auto d, auto wg, auto qt, auto h) {
     if constexpr (decoded_ring<f.value, wg.value, qt.value>())
       if (pool) return launch<f.value, d.value, wg.value, qt.value, true, false>(c, a, splits, s);

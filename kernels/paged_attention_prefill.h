@@ -44,9 +44,9 @@ bool prefill_tile_pool_takes(const KvLayerCodec& codec, const PagedAttentionArgs
 bool prefill_pool_pairs_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
 // True when prefill_attention() copies this call's whole pages by TMA (page_tensor_maps.h): engine
-// numerics on the wgmma kernel's bf16 ring (paired steps), a.cache_pages given, and a driver that
-// encodes tensor maps; its partial pages still go by cp.async. The same tiles either way, so the
-// same output bits as with a.cache_pages 0.
+// numerics on the wgmma kernel's bf16 ring (bf16, fp16, and the fp16 images of q8_0, q4_0 and
+// TurboQuant), a.cache_pages given, and a driver that encodes tensor maps; partial pages still go by
+// cp.async. The same tiles either way, so the same output bits as with a.cache_pages 0.
 bool prefill_page_maps_takes(const KvLayerCodec& codec, const PagedAttentionArgs& a);
 
 // True when prefill_attention() computes this call with fp16 operands: an fp16 cache in engine

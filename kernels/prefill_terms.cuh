@@ -148,6 +148,14 @@ template <KvFamily F, bool WG, int QT, bool PL>
 constexpr bool producer_warp() {
   return pipelined<F, WG, QT>() && QT == 1 && (tiles_ring<F>() || PL) && !may_rotate<F>();
 }
+// The bf16 ring's producer (bf16; fp16 and the fp16 images through the fp16-operand kernel) copies
+// whole pages by TMA where the launch gives it tensor maps of the pools (page_tensor_maps.h), as
+// FlashAttention-3 loads K and V: a few instructions from one lane, where 32 lanes' cp.async took 64
+// a lane a page.
+template <KvFamily F, bool WG, int QT, bool PL>
+constexpr bool page_maps() {
+  return tiles_ring<F>() && producer_warp<F, WG, QT, PL>() && !PL;
+}
 template <KvFamily F, int D, bool WG, int QT, bool PL>
 constexpr int block_threads() {
   return (warps_of<F, D>() + (producer_warp<F, WG, QT, PL>() ? 4 : 0)) * 32;

@@ -465,9 +465,10 @@ struct PagedAttentionCase final : KernelCase {
   // partial page past its tokens must never reach the output (a NaN V row times p = 0 is NaN), since
   // a page a finished sequence left holds anything.
   bool poison = false;
-  // The bf16 kernel copies whole pages by TMA (prefill_page_maps_takes; every case gives the cache's
-  // size, as the engine does); the case fails where the call does not. Wherever a call takes TMA,
-  // the launch without the cache's size (cp.async copies) runs too and must give the same bits.
+  // The bf16 ring's producer copies whole pages by TMA (prefill_page_maps_takes: bf16, fp16 and the
+  // fp16 images in engine numerics; every case gives the cache's size, as the engine does); the case
+  // fails where the call does not. Wherever a call takes TMA, the launch without the cache's size
+  // (cp.async copies) runs too and must give the same bits.
   bool tma = false;
   std::vector<std::vector<float>> k, v, q;  // per sequence: [ctx_s][kv_heads][d], [rows][heads][d]
   PagedAttentionCase(std::string format, nlohmann::json params, int seqs_, int ctx_, int rows_, int heads_, int kv_heads_,
@@ -1041,7 +1042,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
     if (eng) pc->emu = engine;
     pc->f16 = f == "fp16";
     pc->poison = true;
-    pc->tma = f == "bf16" && eng;
+    pc->tma = eng;
     cases.push_back(std::move(pc));
   }
   // fp16 images of the formats whose values need several bf16 terms: llama.cpp's q8_0 (rotated, its
@@ -1058,6 +1059,7 @@ void add_kv_cases(std::vector<std::unique_ptr<KernelCase>>& cases) {
       pc->pool = true;
       pc->f16 = true;
       pc->spread = spread;
+      pc->tma = true;
       cases.push_back(std::move(pc));
     }
 }
