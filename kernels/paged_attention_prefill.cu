@@ -23,9 +23,9 @@
 // a page's P V is awaited at the next page's barrier, or (bf16, and in engine mode fp8, the
 // per-token-head formats and nvfp4: kPipelined) runs during the next page's softmax, the pages coming
 // through a ring on mbarriers instead of block barriers (the decoded formats: decoded_ring), filled
-// (bf16 pages and the tile pool's, producer_warp) by a third, producer warpgroup: bf16's whole pages
-// by TMA tensor copies from its first lane where the caller gave the cache's size (page_tensor_maps.h),
-// else by its 32 lanes' cp.async.
+// (bf16 pages and the tile pool's, producer_warp) by a third, producer warpgroup: the bf16 ring's whole
+// pages (bf16, fp16, fp16 images) by TMA tensor copies from its first lane where the caller gave the
+// cache's size (page_maps, page_tensor_maps.h), else by its 32 lanes' cp.async.
 // ("bf16x3" and "mma_sync" run the mma.sync kernel); q8_0/q4_0 (per-block K sums) keep mma.sync.
 //
 // Exactness (docs/cuda-decoder.md, Numerics): an fp32 operand x is split into bf16 terms

@@ -673,15 +673,20 @@ struct PagedAttentionCase final : KernelCase {
     std::vector<float> h(qall.size());
     o->download(h.data());
     out.assign(h.begin(), h.end());
+    // The call again with other arguments b, into a fresh poisoned output: its results.
+    const auto run_again = [&](kc::PagedAttentionArgs b) {
+      auto ob = poisoned_device<float>(qall.size());
+      b.out = ob->get();
+      kc::paged_attention(lc, b, nullptr);
+      device_sync();
+      std::vector<float> r(qall.size());
+      ob->download(r.data());
+      return r;
+    };
     if (maps) {  // the same launch with every page copied by cp.async: the same tiles, the same bits
       kc::PagedAttentionArgs copies = args;
       copies.cache_pages = 0;
-      auto oc = poisoned_device<float>(qall.size());
-      copies.out = oc->get();
-      kc::paged_attention(lc, copies, nullptr);
-      device_sync();
-      std::vector<float> hc(qall.size());
-      oc->download(hc.data());
+      const std::vector<float> hc = run_again(copies);
       for (std::size_t i = 0; i < hc.size(); ++i)
         if (hc[i] != h[i]) out[i] = kNaN;
     }
@@ -691,12 +696,7 @@ struct PagedAttentionCase final : KernelCase {
       direct.prefill_f16 = false;
       if (f16 && (kc::prefill_f16_operands_takes(lc, direct) || kc::prefill_f16_images_takes(lc, direct)))
         throw std::runtime_error("prefill_f16 off still takes fp16 operands");
-      auto od = poisoned_device<float>(qall.size());
-      direct.out = od->get();
-      kc::paged_attention(lc, direct, nullptr);
-      device_sync();
-      std::vector<float> hd(qall.size());
-      od->download(hd.data());
+      const std::vector<float> hd = run_again(direct);
       const bool same_softmax = kv.format == "fp8_e4m3" || kv.format == "fp8_e5m2";
       if (images || pairs) {
         const double e = nmse(std::vector<double>(h.begin(), h.end()), std::vector<double>(hd.begin(), hd.end()));
