@@ -1169,6 +1169,15 @@ __global__ void __launch_bounds__(page_decode::kThreads) f16_image_kernel(KvLaye
 
 // PL: the call's pages decoded into the tile pool first (predecode_kernel), then the kernel that
 // copies them; its shared memory needs no raw ring. H: fp16 operands (f16_operands).
+// The tensor maps a launch of this instance makes: the bf16 ring's producer copies whole pages by
+// TMA given the cache's size (the maps bound the pools); none (on false) elsewhere.
+template <KvFamily F, bool WG, int QT, bool PL>
+PageTensorMaps launch_maps(const PagedAttentionArgs& a) {
+  if constexpr (page_maps<F, WG, QT, PL>())
+    if (a.cache_pages > 0) return page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads);
+  return PageTensorMaps{};
+}
+
 template <KvFamily F, int D, bool WG, int QT, bool PL, bool H>
 void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   constexpr int W = warps_of<F, D>();
@@ -1190,11 +1199,7 @@ void launch(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cuda
   // Term products i + j < na: bf16x3 keeps 2; exact mode 3; engine mode (QT = 1) 3: P's and Q's
   // one term against every term of K and V.
   const int na = QT == kTerms && a.prefill == PrefillKernel::kBf16x3 ? 2 : kTerms;
-  // The bf16 ring's producer copies whole pages by TMA given the cache's size (the maps bound the
-  // pools).
-  PageTensorMaps maps{};
-  if constexpr (page_maps<F, WG, QT, PL>())
-    if (a.cache_pages > 0) maps = page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads);
+  const PageTensorMaps maps = launch_maps<F, WG, QT, PL>(a);
   prefill_kernel<F, D, WG, QT, PL, H><<<grid, block_threads<F, D, WG, QT, PL>(), smem, s>>>(c, a, splits, na, maps);
   KV_CUDA_CHECK_LAUNCH();
 }
@@ -1292,8 +1297,27 @@ bool runs_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a) {
   return a.tile_pool && a.pool_plan && a.pool_pages > 0 && a.window == 0 && a.pool_table && f16_images_allowed(c, a);
 }
 
+// The fp16 cache the images make, and the call on it: the images as its K and V pools (pool pages x
+// KV heads regions, as a cache's), the pool's block table as its block table.
+KvLayerCodec f16_image_codec(const KvLayerCodec& c) {
+  KvLayerCodec f16;
+  f16.family = KvFamily::kF16;
+  f16.head_dim = c.head_dim;
+  f16.k_bytes = f16.v_bytes = 2 * c.head_dim;
+  return f16;
+}
+PagedAttentionArgs f16_image_args(const KvLayerCodec& c, const PagedAttentionArgs& a) {
+  PagedAttentionArgs b = a;
+  b.k_pool = a.tile_pool;
+  b.v_pool = a.tile_pool + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * kTile * f16_image_codec(c).k_bytes;
+  b.block_table = a.pool_table;
+  b.cache_pages = a.cache_pages > 0 ? a.pool_pages : 0;
+  b.tile_pool = nullptr, b.pool_plan = nullptr, b.pool_table = nullptr, b.pool_seqs = b.pool_pages = 0;
+  return b;
+}
+
 // The fp16 images of the call's pages (f16_image_kernel) into the pool, then the fp16 cache's kernel
-// on them: the images as its K and V pools, the pool's block table as its block table.
+// on them (f16_image_args).
 void launch_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a, int splits, cudaStream_t s) {
   visit_family(c.family, [&](auto f) {
     if constexpr (f16_image_family<f.value>()) {
@@ -1307,17 +1331,7 @@ void launch_f16_images(const KvLayerCodec& c, const PagedAttentionArgs& a, int s
       KV_CUDA_CHECK_LAUNCH();
     }
   });
-  KvLayerCodec f16;
-  f16.family = KvFamily::kF16;
-  f16.head_dim = c.head_dim;
-  f16.k_bytes = f16.v_bytes = 2 * c.head_dim;
-  PagedAttentionArgs b = a;
-  b.k_pool = a.tile_pool;
-  b.v_pool = a.tile_pool + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * kTile * f16.k_bytes;
-  b.block_table = a.pool_table;
-  b.cache_pages = a.cache_pages > 0 ? a.pool_pages : 0;  // the images' regions: pool pages x KV heads, as a cache's
-  b.tile_pool = nullptr, b.pool_plan = nullptr, b.pool_table = nullptr, b.pool_seqs = b.pool_pages = 0;
-  launch<KvFamily::kBf16, 128, true, 1, false, true>(f16, b, splits, s);
+  launch<KvFamily::kBf16, 128, true, 1, false, true>(f16_image_codec(c), f16_image_args(c, a), splits, s);
 }
 
 }  // namespace
@@ -1379,14 +1393,12 @@ bool prefill_pool_pairs_takes(const KvLayerCodec& c, const PagedAttentionArgs& a
 }
 
 bool prefill_page_maps_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
-  if (a.cache_pages <= 0 || !prefill_attention_runs(c, a)) return false;
-  if (runs_f16_images(c, a)) {  // the fp16 cache's kernel (page_maps) on the images: launch_f16_images's maps
-    const std::uint8_t* v = a.tile_pool + static_cast<std::int64_t>(a.pool_pages) * a.kv_heads * kTile * 2 * c.head_dim;
-    return page_tensor_maps(a.tile_pool, v, static_cast<long long>(a.pool_pages) * a.kv_heads).on;
-  }
+  if (!prefill_attention_runs(c, a)) return false;
+  // The fp16 images run the fp16 cache's kernel on the images' pools.
+  if (runs_f16_images(c, a)) return launch_maps<KvFamily::kBf16, true, 1, false>(f16_image_args(c, a)).on;
   bool takes = false;
-  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto) { takes = page_maps<f.value, wg.value, qt.value, false>(); });
-  return takes && page_tensor_maps(a.k_pool, a.v_pool, static_cast<long long>(a.cache_pages) * a.kv_heads).on;
+  visit_kernel(c, a, false, [&](auto f, auto, auto wg, auto qt, auto) { takes = launch_maps<f.value, wg.value, qt.value, false>(a).on; });
+  return takes;
 }
 
 bool prefill_f16_operands_takes(const KvLayerCodec& c, const PagedAttentionArgs& a) {
